@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Install what vcache needs to build and test, on Debian 12.  Idempotent and
+# quiet when everything is present.  Used by `make deps` (and so by `make
+# demo` and `make check`).
+set -euo pipefail
+
+VENV=${VCACHE_VENV:-/opt/vcache/venv}
+KVER=${VCACHE_KVER:-}
+
+pkgs=(
+	build-essential pkg-config gcc make
+	qemu-system-x86 qemu-system-data qemu-utils
+	linux-image-amd64 linux-headers-amd64
+	fio kmod busybox-static udev
+	libnl-3-dev libnl-genl-3-dev libjson-c-dev libcmocka-dev
+	python3-venv python3-pip
+	clang llvm lld valgrind sparse mandoc
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	SUDO=
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$VENV/bin/vng" ]; then
+	echo "deps: installing virtme-ng into $VENV"
+	mkdir -p "$(dirname "$VENV")"
+	python3 -m venv "$VENV"
+	"$VENV/bin/pip" install -q --disable-pip-version-check virtme-ng
+fi
+
+# The guest kernel: Debian's, matching the installed headers.
+if [ -z "$KVER" ]; then
+	KVER=$(ls /lib/modules | grep -E 'amd64$' | sort -V | tail -n1)
+fi
+if [ ! -f "/boot/vmlinuz-$KVER" ] || [ ! -d "/lib/modules/$KVER/build" ]; then
+	echo "deps: kernel $KVER image or headers missing" >&2
+	exit 1
+fi
