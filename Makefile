@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vcache top-level Makefile.
+#
+#   make               build vcache.ko, firmware-sim, the engine library and tools
+#   make demo          install what is missing, boot the bench, write and verify
+#                      data on the simulated card, print its counters
+#   make check         install what is missing, run every test (unit, model,
+#                      crash, fuzz smoke, sanitizers, VM tests)
+#   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
+#   make bench-engine  hit ratios vs OPT, flash writes, CPU per hit
+#
+# KDIR= builds the module against another kernel tree; KVER= picks another
+# installed Debian kernel (default: the newest installed *-amd64).
+
+KVER ?= $(shell ls /lib/modules 2>/dev/null | grep -E 'amd64$$' | sort -V | tail -n1)
+KDIR ?= /lib/modules/$(KVER)/build
+export KVER KDIR
+
+.PHONY: all deps module firmware cache tools check check-fast demo \
+	bench-card bench-engine checkpatch clean
+
+all: module firmware tools
+
+deps:
+	@scripts/deps.sh
+
+module:
+	$(MAKE) -C driver KDIR=$(KDIR)
+
+firmware:
+	$(MAKE) -C firmware-sim
+
+cache:
+	$(MAKE) -C cache
+
+tools: cache
+	$(MAKE) -C tools/vcache-sim
+
+# Every test.  The closing line is "N passed, N failed".
+check: deps
+	@scripts/run-checks.sh
+
+# Everything that needs no VM (seconds to minutes).
+check-fast: deps
+	@VCACHE_SKIP_VM=1 scripts/run-checks.sh
+
+demo: deps all
+	@scripts/demo.sh
+
+bench-card: deps all
+	@tests/vm/bench-card
+
+bench-engine: deps cache
+	$(MAKE) -C bench/engine bench
+
+checkpatch:
+	$(MAKE) -C driver checkpatch
+
+clean:
+	-$(MAKE) -C driver clean KDIR=$(KDIR)
+	-$(MAKE) -C firmware-sim clean
+	-$(MAKE) -C cache clean
+	-$(MAKE) -C tools/vcache-sim clean
+	rm -rf build
