@@ -15,6 +15,7 @@ pkgs=(
 	libnl-3-dev libnl-genl-3-dev libjson-c-dev libcmocka-dev
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc
+	libclang-rt-14-dev
 )
 
 missing=()
