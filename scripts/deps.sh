@@ -14,7 +14,7 @@ pkgs=(
 	fio kmod busybox-static udev
 	libnl-3-dev libnl-genl-3-dev libjson-c-dev libcmocka-dev
 	python3-venv python3-pip
-	clang llvm lld valgrind sparse mandoc
+	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev
 )
 
