@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* gen.h - seeded synthetic traces (zipf, pareto, uniform). */
+#ifndef VS_GEN_H
+#define VS_GEN_H
+
+#include <stdint.h>
+
+#include "trace.h"
+
+enum vs_dist { VS_DIST_ZIPF, VS_DIST_PARETO, VS_DIST_UNIFORM };
+
+struct vs_gen_opts {
+	enum vs_dist dist;
+	double param;		/* zipf theta, or pareto h (fio semantics) */
+	uint64_t blocks;	/* address space, in blocks */
+	uint32_t block_size;	/* bytes per request and per block */
+	uint64_t requests;
+	unsigned int read_pct;	/* 0..100 */
+	uint64_t seed;
+	uint64_t iops;		/* request rate for the timestamps */
+	const char *filename;	/* the file name written in the iolog */
+};
+
+void vs_gen_opts_init(struct vs_gen_opts *o);
+/* Parse "zipf:0.9", "pareto:0.9", "uniform"; 0 or -1. */
+int vs_gen_parse_dist(const char *s, struct vs_gen_opts *o);
+/* Generate into t (which must be zeroed); 0, or -1 with err filled. */
+int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
+	   size_t errlen);
+
+#endif

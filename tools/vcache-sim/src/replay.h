@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * replay.h - replay a trace through the real vcache engine (replay.c is the
+ * only file that knows the engine's API).
+ */
+#ifndef VS_REPLAY_H
+#define VS_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+enum vs_policy { VS_POL_FIFO, VS_POL_LRU, VS_POL_LRU_ADMIT, VS_POL_NR };
+enum vs_mode { VS_MODE_WB, VS_MODE_WT, VS_MODE_WA, VS_MODE_NR };
+
+extern const char *const vs_policy_names[VS_POL_NR];
+extern const char *const vs_mode_names[VS_MODE_NR];
+
+/* Engine tunables; 0 (or -1 where noted) means the engine's default. */
+struct vs_cfg {
+	uint64_t cache_bytes;
+	uint64_t backing_bytes;		/* 0: just past the trace's end */
+	enum vs_policy policy;
+	enum vs_mode mode;
+	uint32_t block_size;
+	int dirty_high_pct;		/* -1: default */
+	int dirty_low_pct;		/* -1: default */
+	int64_t flush_period_s;		/* -1: default, 0: off */
+	int64_t seq_thresh_kib;		/* -1: default, 0: bypass off */
+	int admit_pct;			/* -1: default (admission fullness) */
+	bool drain_at_end;		/* flush everything after the trace */
+};
+
+void vs_cfg_init(struct vs_cfg *c);
+
+struct vs_result {
+	/* host side, requests and 4K-independent block counts */
+	uint64_t host_ios;		/* reads + writes + discards + flushes */
+	uint64_t reads, writes, discards, flushes;
+	uint64_t read_blocks, read_hit_blocks;
+	uint64_t write_blocks, write_hit_blocks;
+	uint64_t bypassed_ios;
+	/* devices, as seen by the simulated devices */
+	uint64_t flash_bytes_written;	/* data and metadata */
+	uint64_t flash_meta_bytes_written;
+	uint64_t flash_bytes_read;
+	uint64_t backing_ios;		/* reads + writes + discards */
+	uint64_t backing_read_ios, backing_write_ios;
+	uint64_t backing_bytes_read, backing_bytes_written;
+	/* write-back cleaning */
+	uint64_t cleaned_blocks;
+	uint64_t clean_watermark, clean_age, clean_idle, clean_demand;
+	uint64_t dirty_age_max_ns;
+	uint64_t dirty_age_sum_ns;	/* avg = sum / cleaned_blocks */
+	uint64_t dirty_age_p99_ns;
+	uint64_t dirty_at_end;		/* dirty blocks when the trace ended */
+	/* engine */
+	uint64_t meta_bytes_per_block_x100;	/* RAM metadata, 1/100 byte */
+	uint64_t cache_blocks;
+	uint64_t virtual_ns;		/* virtual time covered */
+};
+
+/*
+ * Replay t through a freshly created engine with configuration c.
+ * Returns 0, or -1 with a message in err.
+ */
+int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
+	      struct vs_result *r, char *err, size_t errlen);
+
+/* Name of the engine replay backend (for --version and reports). */
+const char *vs_replay_backend(void);
+
+#endif

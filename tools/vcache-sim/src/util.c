@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/* util.c - number and size parsing, human-readable formatting. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+int vs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno || *end || *v < min || *v > max)
+		return -1;
+	return 0;
+}
+
+int vs_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "KMGTP";
+	uint64_t mult = 1;
+	long double v;
+	char *end;
+	const char *u;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtold(s, &end);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		u = strchr(units, toupper((unsigned char)*end));
+		if (!u) {
+			if (strcasecmp(end, "B"))
+				return -1;
+		} else {
+			mult = 1ull << (10 * (u - units + 1));
+			end++;
+			if (*end && strcasecmp(end, "iB") && strcasecmp(end, "B"))
+				return -1;
+		}
+	}
+	v *= (long double)mult;
+	if (v >= 18446744073709551615.0L || v != floorl(v))
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
+const char *vs_fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGTP";
+	double v = (double)bytes;
+	int u = -1;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%lluB", (unsigned long long)bytes);
+	else if (v == floor(v))
+		snprintf(buf, len, "%.0f%c", v, units[u]);
+	else
+		snprintf(buf, len, "%.*f%c", v < 10 ? 2 : 1, v, units[u]);
+	return buf;
+}
+
+const char *vs_fmt_ns(uint64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns / 1e9;
+
+	if (s < 1)
+		snprintf(buf, len, "%.0fms", s * 1e3);
+	else if (s < 600)
+		snprintf(buf, len, "%.1fs", s);
+	else if (s < 36000)
+		snprintf(buf, len, "%.1fm", s / 60);
+	else
+		snprintf(buf, len, "%.1fh", s / 3600);
+	return buf;
+}
