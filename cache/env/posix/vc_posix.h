@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace-only controls of the posix environment: virtual clock,
+ * deterministic (manually pumped) deferred work, interrupting waits,
+ * wrapping caller memory as a data buffer, and an in-memory device.
+ */
+#ifndef VC_POSIX_H
+#define VC_POSIX_H
+
+#include "vc_env.h"
+
+/*
+ * Virtual clock.  With @fn set, vc_now_ns() returns fn(ctx); NULL goes
+ * back to CLOCK_MONOTONIC.  Process-wide.
+ */
+void vc_posix_set_clock(u64 (*fn)(void *ctx), void *ctx);
+
+/*
+ * Work execution model.  Default (manual = false): one worker thread runs
+ * due work items, sleeping on real time, or polling every millisecond of
+ * real time for due items when a virtual clock is set.
+ *
+ * manual = true: no thread; work items only run inside
+ * vc_posix_run_work(), in the caller's thread, in deadline order (ties:
+ * queueing order) - fully deterministic.  vc_waitq_wait() then calls the
+ * pump hook (or vc_posix_run_work() if none) instead of sleeping, and
+ * fails with -EDEADLK when the pump made no progress and the condition
+ * still does not hold.
+ */
+void vc_posix_set_manual_work(bool manual);
+/* Run every item due at vc_now_ns(); returns how many ran. */
+unsigned int vc_posix_run_work(void);
+/* Deadline of the earliest queued item, or ~0ULL if none. */
+u64 vc_posix_next_work_ns(void);
+/*
+ * Hook for manual mode waits: called repeatedly while a condition does
+ * not hold; returns true if it made progress (e.g. completed queued
+ * simulated I/O, advanced the virtual clock).
+ */
+void vc_posix_set_pump(bool (*pump)(void *ctx), void *ctx);
+
+/* Make the current and next interruptible waits return -EINTR (any thread). */
+void vc_posix_interrupt(void);
+void vc_posix_clear_interrupt(void);
+
+/* 0 = silent, 1 = errors, 2 = +warnings, 3 = +info (default 1). */
+void vc_posix_set_log_level(int level);
+
+/* Wrap caller memory (not freed by vc_buf_free()). */
+struct vc_buf *vc_buf_wrap(void *data, u32 len);
+/* Direct pointer to a buffer's bytes (userspace only). */
+static inline void *vc_buf_ptr(struct vc_buf *b) { return b ? b->data : NULL; }
+
+/*
+ * In-memory device for tests: @nr_sectors of RAM, completes inline.
+ * Volatile write cache: when @volatile_cache, completed writes without
+ * FUA are kept in a volatile layer until a FLUSH (or a PREFLUSH write);
+ * vc_memdev_power_cut() drops that layer.  Error injection: @fail, when
+ * set, is asked before each I/O; a non-zero return fails it with that
+ * errno (negative).
+ */
+struct vc_memdev;
+struct vc_memdev *vc_memdev_create(const char *name, u64 nr_sectors,
+				   bool volatile_cache);
+void vc_memdev_destroy(struct vc_memdev *m);
+struct vc_dev *vc_memdev_dev(struct vc_memdev *m);
+void vc_memdev_set_fail(struct vc_memdev *m,
+			int (*fail)(void *ctx, const struct vc_dev_io *io),
+			void *ctx);
+/* Lose the volatile layer, as at a power cut. */
+void vc_memdev_power_cut(struct vc_memdev *m);
+/* Read stable + volatile contents (what a reader sees) without I/O. */
+void vc_memdev_peek(struct vc_memdev *m, u64 sector, void *dst, u32 len);
+void vc_memdev_poke(struct vc_memdev *m, u64 sector, const void *src, u32 len);
+/* Counters. */
+struct vc_memdev_stats {
+	u64 reads, writes, flushes, discards, fua, preflush;
+	u64 read_bytes, write_bytes;
+};
+void vc_memdev_get_stats(struct vc_memdev *m, struct vc_memdev_stats *st);
+
+#endif /* VC_POSIX_H */

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vc_engine.h - public API of the vcache cache engine.
+ *
+ * One struct vc_cache lives on one cache device (the flash) and caches up
+ * to VC_MAX_BACKING backing devices (HDDs), each known by a small id.
+ * See cache/API.md for how to drive it (userspace, virtual clock,
+ * simulated devices, which callbacks run where).
+ */
+#ifndef VC_ENGINE_H
+#define VC_ENGINE_H
+
+#include "vc_env.h"
+
+#define VC_MAX_BACKING		16	/* backing devices per cache */
+#define VC_DEV_ID_ALL		0xffffffffu
+#define VC_MIN_BLOCK_SIZE	4096u
+#define VC_MAX_BLOCK_SIZE	65536u
+#define VC_DEF_BLOCK_SIZE	4096u
+#define VC_UUID_LEN		48	/* identity string of a backing dev */
+
+enum vc_mode {
+	VC_MODE_WB = 0,		/* write-back */
+	VC_MODE_WT = 1,		/* write-through */
+	VC_MODE_WA = 2,		/* write-around: writes skip the cache */
+	VC_MODE_PT = 3,		/* pass-through: nothing new cached */
+	VC_NR_MODES
+};
+
+enum vc_policy {
+	VC_POLICY_FIFO = 0,
+	VC_POLICY_LRU = 1,
+	VC_NR_POLICIES
+};
+
+enum vc_admission {
+	VC_ADMIT_ALL = 0,	/* every read miss is cached */
+	VC_ADMIT_SECOND_HIT = 1, /* when nearly full: on its 2nd miss only */
+	VC_NR_ADMISSIONS
+};
+
+/*
+ * Tunables, settable at create time (struct vc_cache_config.params) and
+ * online with vc_cache_set_param().  Names (for sysfs, tools) come from
+ * vc_param_name() / vc_param_by_name().
+ */
+enum vc_param {
+	VC_P_DIRTY_HIGH_PCT,	/* start cleaning above (% of blocks) */
+	VC_P_DIRTY_LOW_PCT,	/* stop cleaning below */
+	VC_P_DIRTY_HIGH_BYTES,	/* same in bytes; 0 = use the percentage */
+	VC_P_DIRTY_LOW_BYTES,
+	VC_P_MAX_DIRTY_AGE_MS,	/* flush period; 0 = no age limit */
+	VC_P_IDLE_MS,		/* backing idle this long: drain; 0 = off */
+	VC_P_WB_MAX_INFLIGHT,	/* write-back I/Os in flight, 1..1024 */
+	VC_P_WB_MAX_IO_KIB,	/* largest merged write-back I/O */
+	VC_P_CLEAN_INTERVAL_MS,	/* cleaner tick */
+	VC_P_SEQ_ENABLE,	/* sequential bypass on/off */
+	VC_P_SEQ_THRESHOLD_KIB,	/* bypass streams longer than this */
+	VC_P_ADMISSION,		/* enum vc_admission */
+	VC_P_ADMIT_FULL_PCT,	/* "nearly full" for admission */
+	VC_P_PID_MODE,		/* enum vc_pid_mode (vc_pidlist.h) */
+	VC_NR_PARAMS
+};
+
+struct vc_params {
+	u64 v[VC_NR_PARAMS];
+};
+
+/* Fill @p with the defaults. */
+void vc_params_default(struct vc_params *p);
+const char *vc_param_name(enum vc_param id);
+int vc_param_by_name(const char *name);	/* id or -ENOENT */
+const char *vc_mode_name(enum vc_mode m);
+const char *vc_policy_name(enum vc_policy p);
+
+/* struct vc_cache_config.flags */
+#define VC_CFG_NODATA	(1u << 0)	/* devices ignore data: no bounce buffers */
+
+struct vc_cache_config {
+	u32 block_size;		/* bytes, power of two, 4 KiB..64 KiB */
+	u64 nr_blocks;		/* 0 = as many as fit on the cache device */
+	u32 mode;		/* enum vc_mode */
+	u32 policy;		/* enum vc_policy */
+	u32 flags;		/* VC_CFG_* */
+	struct vc_params params;
+};
+
+/* Fill @cfg with defaults (4 KiB blocks, WB, LRU, default params). */
+void vc_cache_config_default(struct vc_cache_config *cfg);
+
+struct vc_cache;
+
+/*
+ * Format @cdev as a new, empty cache and start it.  Everything previously
+ * on @cdev is forgotten.  Control path (sleeps, writes metadata).
+ */
+int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
+		    struct vc_cache **out);
+
+/*
+ * Load the cache on @cdev.  After a clean shutdown every block comes back;
+ * after a crash exactly the dirty blocks come back (as dirty).  Corrupt or
+ * foreign metadata is refused: -EUCLEAN (checksum, bounds, duplicates),
+ * -ENODATA (no vcache metadata), -EOPNOTSUPP (unknown version); @err (if
+ * not NULL) receives a one-line reason.  @flags: VC_CFG_NODATA allowed.
+ */
+int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
+		  char *err, size_t errlen);
+
+/*
+ * Attach a backing device.  @uuid names it persistently (dirty blocks of a
+ * device are kept for it across reboots until it comes back).  Returns the
+ * id through @id (0..VC_MAX_BACKING-1).  -EEXIST if attached already,
+ * -ENOSPC if the table is full, -EINVAL if its size shrank below a cached
+ * block.
+ */
+int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
+		    const char *uuid, u32 *id);
+
+/* vc_cache_detach() flags */
+#define VC_DETACH_FORCE	(1u << 0)	/* drop dirty blocks (counted lost) */
+/*
+ * Detach a backing device: first writes back its dirty blocks (blocking,
+ * like vc_cache_flush() on it, -EINTR if interrupted) unless FORCE, then
+ * invalidates its blocks and frees its id.  In-flight I/O to it must be
+ * finished by the caller first (-EBUSY otherwise).
+ */
+int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags);
+
+/* ---------------------------------------------------------------------
+ * Host I/O.
+ */
+enum vc_op {
+	VC_OP_READ = 0,
+	VC_OP_WRITE = 1,
+	VC_OP_FLUSH = 2,	/* empty FLUSH: all acked writes made durable */
+	VC_OP_DISCARD = 3,
+};
+
+/* vc_host_io.flags */
+#define VC_IO_FUA	(1u << 0)	/* durable (data + metadata) at ack */
+#define VC_IO_PREFLUSH	(1u << 1)	/* FLUSH semantics before the write */
+
+struct vc_host_io;
+typedef void (*vc_host_end_io_t)(struct vc_host_io *hio, int err);
+
+struct vc_host_io {
+	/* filled by the caller */
+	u32 dev_id;		/* backing device */
+	u8 op;			/* enum vc_op */
+	u32 flags;		/* VC_IO_* */
+	u64 sector;		/* 512-byte sectors on the backing device */
+	u32 len;		/* bytes, multiple of 512 (0 for FLUSH) */
+	struct vc_buf *buf;	/* data (NULL: no data, see vc_env.h) */
+	u32 buf_off;
+	s32 pid, tgid;		/* submitter, for PID lists */
+	u64 stream;		/* submitter key for sequential detection */
+	vc_host_end_io_t end_io;
+	void *private;		/* for the caller */
+	/* engine-private */
+	vc_atomic_t pending;
+	int error;
+	u64 start_ns;
+	u32 eflags;
+};
+
+/*
+ * Submit one host I/O.  It may span any number of cache blocks.  end_io
+ * is called exactly once, possibly before vc_cache_submit() returns.
+ * Errors: -EIO (device error), -ENODEV (bad dev_id), -EINVAL (bad range),
+ * -ENOMEM.
+ */
+void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio);
+
+/* ---------------------------------------------------------------------
+ * Flush on demand (write back dirty blocks).
+ */
+struct vc_flush_progress {
+	u64 target;		/* dirty blocks when the flush started */
+	u64 done;		/* of those, cleaned (or gone) since */
+	u64 remaining;		/* dirty blocks still to write back */
+	bool running;
+	int result;		/* last finished flush: 0, -EINTR, -EIO */
+};
+
+/* Return non-zero to interrupt a blocking flush. */
+typedef int (*vc_flush_progress_fn)(void *arg,
+				    const struct vc_flush_progress *p);
+
+/*
+ * Blocking: returns when every block dirty at the start (of @dev_id, or
+ * of all with VC_DEV_ID_ALL) is clean: 0; -EINTR when @progress returned
+ * non-zero or a signal arrived; -EIO if a block could not be written back.
+ * @progress (may be NULL) is called about every 100 ms of vc_now_ns().
+ */
+int vc_cache_flush(struct vc_cache *c, u32 dev_id,
+		   vc_flush_progress_fn progress, void *arg);
+
+/*
+ * Background: starts a flush and returns.  @done (may be NULL) is called
+ * once from the cleaner's worker with the result.  -EBUSY if one runs.
+ */
+typedef void (*vc_flush_done_fn)(void *arg, int result);
+int vc_cache_flush_start(struct vc_cache *c, u32 dev_id,
+			 vc_flush_done_fn done, void *arg);
+void vc_cache_flush_get_progress(struct vc_cache *c,
+				 struct vc_flush_progress *p);
+/* Stop a background flush (its done callback gets -EINTR). */
+void vc_cache_flush_cancel(struct vc_cache *c);
+
+/* ---------------------------------------------------------------------
+ * Online control.  All return 0 or -EINVAL.
+ */
+int vc_cache_set_mode(struct vc_cache *c, enum vc_mode mode);
+enum vc_mode vc_cache_get_mode(struct vc_cache *c);
+/* The mode asked for, before degradation by errors. */
+enum vc_mode vc_cache_get_requested_mode(struct vc_cache *c);
+int vc_cache_set_policy(struct vc_cache *c, enum vc_policy policy);
+enum vc_policy vc_cache_get_policy(struct vc_cache *c);
+int vc_cache_set_param(struct vc_cache *c, enum vc_param id, u64 value);
+u64 vc_cache_get_param(struct vc_cache *c, enum vc_param id);
+
+/* PID lists (see vc_pidlist.h for semantics). */
+struct vc_pidlist;
+struct vc_pidlist *vc_cache_pidlist(struct vc_cache *c);
+
+/* Run the cleaner now (normally driven by its own timer). */
+void vc_cache_kick_cleaner(struct vc_cache *c);
+
+/* ---------------------------------------------------------------------
+ * Statistics.
+ */
+enum vc_bypass_reason {
+	VC_BYP_MODE,		/* PT / WA / degraded */
+	VC_BYP_SEQ,		/* sequential stream */
+	VC_BYP_PID,		/* PID lists */
+	VC_BYP_ADMISSION,	/* admission refused */
+	VC_BYP_NOSPACE,		/* no clean block to replace */
+	VC_BYP_BUSY,		/* bounce allocation failed */
+	VC_NR_BYPASS
+};
+
+enum vc_clean_trigger {
+	VC_CLEAN_WATERMARK,
+	VC_CLEAN_AGE,		/* age_based_write_back */
+	VC_CLEAN_IDLE,
+	VC_CLEAN_FLUSH,		/* flush on demand, detach */
+	VC_CLEAN_MODE,		/* draining after leaving write-back */
+	VC_NR_CLEAN
+};
+
+enum vc_lat_class {
+	VC_LAT_READ_HIT,
+	VC_LAT_READ_MISS,
+	VC_LAT_WRITE,
+	VC_LAT_FLUSH,
+	VC_NR_LAT
+};
+
+#define VC_LAT_BUCKETS	24	/* bucket i: < 2^i microseconds (last: rest) */
+
+struct vc_stats {
+	u64 reads, writes, flushes, discards;	/* host requests */
+	u64 read_hits, read_misses;		/* per cache block */
+	u64 write_hits, write_misses;
+	u64 read_bytes, write_bytes;
+	u64 fua_writes;
+	u64 bypass[VC_NR_BYPASS];		/* per cache block */
+	u64 admitted, not_admitted;
+	u64 evictions;
+	u64 cleanings[VC_NR_CLEAN];		/* blocks written back */
+	u64 wb_ios;				/* merged write-back I/Os */
+	u64 age_based_write_back;		/* == cleanings[VC_CLEAN_AGE] */
+	u64 cache_read_errors, cache_write_errors;
+	u64 backing_read_errors, backing_write_errors;
+	u64 read_retries;			/* clean block re-read on backing */
+	u64 lost_blocks;			/* dirty data lost */
+	u64 degradations;			/* mode lowered after errors */
+	u64 flash_bytes_written;		/* data + metadata */
+	u64 flash_bytes_read;
+	u64 backing_bytes_written, backing_bytes_read;
+	u64 backing_ios;
+	u64 md_writes;				/* metadata sector writes */
+	u64 nr_blocks, valid_blocks, dirty_blocks;
+	u64 block_size;
+	u64 mem_bytes;				/* RAM used for metadata */
+	u64 mem_millibytes_per_block;		/* mem_bytes*1000/nr_blocks */
+	u64 oldest_dirty_age_ms;
+	u32 mode, requested_mode, policy;
+	u64 lat[VC_NR_LAT][VC_LAT_BUCKETS];
+};
+
+void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st);
+void vc_cache_reset_stats(struct vc_cache *c);
+
+/*
+ * RAM for the per-block metadata, in bytes per cache block (everything
+ * that scales with the number of blocks: the packed block word, the
+ * replacement and hash links, the hash heads, the metadata-sector state).
+ * Returned in thousandths of a byte so the fractional parts show: e.g.
+ * 15079 means 15.079 bytes.  vc_cache_mem_bytes() is the total for a
+ * cache of @nr_blocks blocks, fixed overhead included.
+ */
+u64 vc_cache_mem_bytes_per_block(u64 nr_blocks);
+u64 vc_cache_mem_bytes(u64 nr_blocks);
+
+/* Blocks that fit a cache device of @sectors with @block_size. */
+u64 vc_cache_blocks_for(u64 sectors, u32 block_size);
+
+/* ---------------------------------------------------------------------
+ * Shutdown.
+ */
+#define VC_SHUTDOWN_FLUSH	(1u << 0)	/* write back everything first */
+/*
+ * Clean shutdown: waits for in-flight I/O (the caller must have stopped
+ * submitting), writes all block records and the clean flag, frees @c.
+ * Dirty blocks stay cached (persisted) unless VC_SHUTDOWN_FLUSH.
+ * Returns 0 or the error of the final metadata write (the cache is freed
+ * in every case; an error means the next load sees an unclean shutdown).
+ */
+int vc_cache_shutdown(struct vc_cache *c, u32 flags);
+
+/*
+ * Free @c without writing anything, as if power had been cut (for crash
+ * tests and simulators).  In-flight I/O must have completed.
+ */
+void vc_cache_abandon(struct vc_cache *c);
+
+/* Module-wide setup for the kernel (caches, pools); 0 or -errno. */
+int vc_engine_init(void);
+void vc_engine_exit(void);
+
+#endif /* VC_ENGINE_H */
