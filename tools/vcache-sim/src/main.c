@@ -544,15 +544,17 @@ int main(int argc, char **argv)
 			F(cache_blocks); F(host_ios); F(reads); F(writes);
 			F(discards); F(flushes); F(read_blocks);
 			F(read_hit_blocks); F(write_blocks);
-			F(write_hit_blocks); F(bypassed_ios);
+			F(write_hit_blocks); F(bypassed_blocks);
 			F(flash_bytes_written); F(flash_meta_bytes_written);
 			F(flash_bytes_read); F(backing_ios);
 			F(backing_read_ios); F(backing_write_ios);
 			F(backing_bytes_read); F(backing_bytes_written);
-			F(cleaned_blocks); F(clean_watermark); F(clean_age);
+			F(backing_flushes); F(cleaned_blocks);
+			F(cleaned_unknown); F(evictions); F(not_admitted); F(clean_watermark); F(clean_age);
 			F(clean_idle); F(clean_demand); F(dirty_age_max_ns);
 			F(dirty_age_sum_ns); F(dirty_age_p99_ns);
-			F(dirty_at_end); F(meta_bytes_per_block_x100);
+			F(dirty_at_end); F(meta_millibytes_per_block);
+			F(mem_bytes);
 			F(virtual_ns);
 #undef F
 			printf("}");

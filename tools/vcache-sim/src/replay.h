@@ -40,7 +40,7 @@ struct vs_result {
 	uint64_t reads, writes, discards, flushes;
 	uint64_t read_blocks, read_hit_blocks;
 	uint64_t write_blocks, write_hit_blocks;
-	uint64_t bypassed_ios;
+	uint64_t bypassed_blocks;
 	/* devices, as seen by the simulated devices */
 	uint64_t flash_bytes_written;	/* data and metadata */
 	uint64_t flash_meta_bytes_written;
@@ -48,15 +48,19 @@ struct vs_result {
 	uint64_t backing_ios;		/* reads + writes + discards */
 	uint64_t backing_read_ios, backing_write_ios;
 	uint64_t backing_bytes_read, backing_bytes_written;
+	uint64_t backing_flushes;		/* not counted in backing_ios */
 	/* write-back cleaning */
 	uint64_t cleaned_blocks;
 	uint64_t clean_watermark, clean_age, clean_idle, clean_demand;
 	uint64_t dirty_age_max_ns;
 	uint64_t dirty_age_sum_ns;	/* avg = sum / cleaned_blocks */
 	uint64_t dirty_age_p99_ns;
+	uint64_t cleaned_unknown;	/* cleaned, dirty time not seen */
 	uint64_t dirty_at_end;		/* dirty blocks when the trace ended */
 	/* engine */
-	uint64_t meta_bytes_per_block_x100;	/* RAM metadata, 1/100 byte */
+	uint64_t meta_millibytes_per_block;	/* RAM metadata, 1/1000 B */
+	uint64_t mem_bytes;		/* RAM metadata, total */
+	uint64_t evictions, not_admitted;
 	uint64_t cache_blocks;
 	uint64_t virtual_ns;		/* virtual time covered */
 };

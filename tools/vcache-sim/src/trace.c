@@ -346,7 +346,8 @@ static int blk_line(struct pctx *c, char *line, bool *summary)
 				return -1;
 			r.len = (uint32_t)(nsect * 512);
 		}
-	} else if (op == VS_FLUSH) {
+	} else if (op == VS_FLUSH || (flags & VS_F_PREFLUSH)) {
+		r.op = VS_FLUSH;	/* empty flush, e.g. "FWS" alone */
 		r.off = 0;
 	} else {
 		return perr(c, "%s event without 'sector + count'",
