@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simdev: simulated block devices for the engine's proofs (model, crash,
+ * stress tests).  Userspace only.
+ *
+ * A simdev is a struct vc_dev (vc_env.h) backed by RAM, with:
+ *  - an optional VOLATILE write cache: a completed write is only in the
+ *    "current" image until a FLUSH (or a PREFLUSH write) that was
+ *    submitted after the write completed, or FUA on the write itself,
+ *    copies it to the "durable" image.  A power cut keeps the durable
+ *    image and, depending on the cut mode, none, all, or a seeded random
+ *    subset (per write or per sector: torn writes) of the rest;
+ *  - a power domain shared by several devices (a cache card and its HDDs
+ *    lose power together), with a write-index counter: "cut power when
+ *    write number K (optionally counting only VC_DEV_META writes) is
+ *    submitted".  Write K is not applied; from the cut on every I/O of the
+ *    domain fails with -EIO until simdev_power_restore();
+ *  - error injection: on sector ranges (per op, for N I/Os or forever),
+ *    at the K-th write of the device, or at random with a rate in ppm;
+ *  - three completion models: inline (before submit returns), queued (the
+ *    test completes pending I/Os in a seeded random order with
+ *    simdev_complete()), and threaded (a completion thread per domain does
+ *    the same).  In queued and threaded models a write's data lands when
+ *    it completes, so reading a block whose write is in flight returns the
+ *    old data, as on a real device.
+ *
+ * Everything random is drawn from splitmix64 seeded by the caller.
+ */
+#ifndef SIMDEV_H
+#define SIMDEV_H
+
+#include "vc_env.h"
+
+enum simdev_cut_mode {
+	SIMDEV_CUT_DROP_ALL = 0,	/* only durable data survives */
+	SIMDEV_CUT_KEEP_ALL,		/* the whole cache made it out */
+	SIMDEV_CUT_RANDOM_WRITES,	/* each pending write all or nothing */
+	SIMDEV_CUT_RANDOM_SECTORS,	/* each pending sector: torn writes */
+	SIMDEV_NR_CUT_MODES
+};
+
+enum simdev_completion {
+	SIMDEV_COMPLETE_INLINE = 0,
+	SIMDEV_COMPLETE_QUEUED,
+	SIMDEV_COMPLETE_THREAD,
+};
+
+/* Op masks for error injection. */
+#define SIMDEV_OP_READ		(1u << VC_DEV_READ)
+#define SIMDEV_OP_WRITE		(1u << VC_DEV_WRITE)
+#define SIMDEV_OP_FLUSH		(1u << VC_DEV_FLUSH)
+#define SIMDEV_OP_DISCARD	(1u << VC_DEV_DISCARD)
+#define SIMDEV_OP_ALL		0xfu
+
+struct simdev_power;
+struct simdev;
+
+/*
+ * A power domain.  @completion applies to every device of the domain
+ * (threaded: one completion thread for the domain).  @seed drives the
+ * completion order and the random cut modes.
+ */
+struct simdev_power *simdev_power_new(enum simdev_completion completion,
+				      u64 seed);
+/* All devices of the domain must have been freed. */
+void simdev_power_free(struct simdev_power *p);
+
+/* Cut power now (mode set per device). */
+void simdev_power_cut(struct simdev_power *p);
+/* Power back on: I/O works again; each device shows its durable image. */
+void simdev_power_restore(struct simdev_power *p);
+bool simdev_power_is_cut(struct simdev_power *p);
+/*
+ * Arm a cut at the @k-th write submitted from now on (1-based, counted
+ * over the domain; only writes flagged VC_DEV_META when @meta_only).
+ * @k = 0 disarms.
+ */
+void simdev_power_cut_at(struct simdev_power *p, u64 k, bool meta_only);
+/* Writes (all, and VC_DEV_META ones) submitted in the domain so far. */
+u64 simdev_power_writes(struct simdev_power *p, bool meta_only);
+/* I/Os submitted and not yet completed in the domain. */
+unsigned int simdev_power_inflight(struct simdev_power *p);
+/*
+ * Queued model: complete up to @max pending I/Os (0 = all), picking them
+ * in seeded random order; returns how many were completed.
+ */
+unsigned int simdev_complete(struct simdev_power *p, unsigned int max);
+/* Wait until nothing is in flight (threaded model; others: completes). */
+void simdev_drain(struct simdev_power *p);
+
+struct simdev_config {
+	const char *name;
+	u64 nr_sectors;
+	bool volatile_cache;
+	enum simdev_cut_mode cut_mode;
+	struct simdev_power *power;	/* NULL: a private inline domain */
+	u64 seed;			/* errors at random, random cut */
+};
+
+struct simdev *simdev_new(const struct simdev_config *cfg);
+void simdev_free(struct simdev *d);
+struct vc_dev *simdev_dev(struct simdev *d);
+struct simdev *simdev_of(struct vc_dev *dev);
+struct simdev_power *simdev_power_of(struct simdev *d);
+void simdev_set_cut_mode(struct simdev *d, enum simdev_cut_mode mode);
+
+/* What a reader sees now / what survives a DROP_ALL cut, without I/O. */
+void simdev_peek(struct simdev *d, u64 sector, void *dst, u32 len);
+void simdev_peek_durable(struct simdev *d, u64 sector, void *dst, u32 len);
+/* Write durably without I/O (test setup, corrupting metadata). */
+void simdev_poke(struct simdev *d, u64 sector, const void *src, u32 len);
+/* Copy the whole durable image of @src to @dst (same size). */
+void simdev_copy_image(struct simdev *dst, struct simdev *src);
+/* Sectors written but not durable. */
+u64 simdev_volatile_sectors(struct simdev *d);
+
+/*
+ * Fail I/Os of @op_mask overlapping [sector, sector + nr_sectors) with
+ * @err (negative errno), @count times (< 0: forever).  Returns a rule id
+ * (>= 0) for simdev_error_remove(), or -ENOSPC.
+ */
+int simdev_error_range(struct simdev *d, u32 op_mask, u64 sector,
+		       u64 nr_sectors, int err, s64 count);
+void simdev_error_remove(struct simdev *d, int rule);
+/*
+ * Fail the @k-th write submitted to this device from now on (only META
+ * writes counted when @meta_only) with @err.  @k = 0 disarms.
+ */
+void simdev_error_at_write(struct simdev *d, u64 k, bool meta_only, int err);
+/* Fail each I/O of @op_mask with probability @ppm / 1e6. */
+void simdev_error_random(struct simdev *d, u32 op_mask, u32 ppm, int err);
+void simdev_error_clear(struct simdev *d);
+
+struct simdev_stats {
+	u64 reads, writes, meta_writes, flushes, fua, preflush, discards;
+	u64 read_bytes, write_bytes;
+	u64 errors;		/* I/Os failed by injection or power cut */
+	u64 cuts;		/* power cuts seen */
+};
+void simdev_get_stats(struct simdev *d, struct simdev_stats *st);
+
+#endif /* SIMDEV_H */
