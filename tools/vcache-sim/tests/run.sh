@@ -1,0 +1,217 @@
+#!/bin/sh
+# tools/vcache-sim/tests/run.sh OUT - every vcache-sim test: the unit tests
+# (tests/unit.c) and end-to-end runs of the tool through the real engine.
+# Prints "N passed, N failed"; exits non-zero on any failure.
+set -u
+
+OUT=${1:?usage: run.sh BUILD_DIR}
+SIM=$OUT/vcache-sim
+T=$OUT/test-tmp
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$T"
+mkdir -p "$T"
+pass=0
+fail=0
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1${2:+: $2}"; fail=$((fail + 1)); }
+
+# ---------------------------------------------------------------- unit
+if "$OUT/unit" >"$T/unit.log" 2>&1; then :; fi
+cat "$T/unit.log"
+up=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$T/unit.log")
+uf=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$T/unit.log")
+if [ -z "$up" ]; then
+	bad unit "no summary line (crashed?)"
+else
+	pass=$((pass + up))
+	fail=$((fail + uf))
+fi
+
+# ------------------------------------------------------------ helpers
+# expect_fail NAME WANT CMD...: exits 2 with WANT in its message
+expect_fail() {
+	name=$1 want=$2
+	shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		bad "$name" "exit $rc, expected 2"
+	elif ! grep -qF -- "$want" "$T/err"; then
+		bad "$name" "message '$(cat "$T/err")' lacks '$want'"
+	else
+		ok "$name"
+	fi
+}
+
+# pycheck NAME JSONFILE PYTHON-EXPRESSION-BODY: d is the parsed document
+pycheck() {
+	name=$1 file=$2 body=$3
+	if python3 - "$file" >"$T/py.log" 2>&1 <<EOF
+import json, sys
+d = json.load(open(sys.argv[1]))
+def pct(h, a): return 100.0 * h / a if a else 0.0
+$body
+EOF
+	then ok "$name"; else bad "$name" "$(tail -n 3 "$T/py.log")"; fi
+}
+
+# ------------------------------------------------------- CLI and errors
+printf 'fio version 2 iolog\n/a add\n/a read 0 4096\n/a reed 0 4096\n' \
+	>"$T/bad.iolog"
+expect_fail cli_malformed_line "bad.iolog:4: unknown action 'reed'" \
+	"$SIM" "$T/bad.iolog"
+expect_fail cli_missing_file "No such file" "$SIM" "$T/nonexistent"
+expect_fail cli_bad_size "bad cache size" "$SIM" -s 12Q "$T/bad.iolog"
+expect_fail cli_bad_policy "unknown policy 'mru'" "$SIM" -p lru,mru \
+	"$T/bad.iolog"
+expect_fail cli_watermarks "low watermark (60%) above high" \
+	"$SIM" --high-watermark 50 --low-watermark 60 "$T/bad.iolog"
+expect_fail cli_bad_event "blkparse event must be Q, D or C" \
+	"$SIM" -e X "$T/bad.iolog"
+expect_fail cli_gen_dist "bad distribution" "$SIM" gen -d zipf:x -o -
+expect_fail cli_tiny_cache "less than one 4096-byte block" \
+	"$SIM" -s 100 --skip-bad "$T/bad.iolog"
+if "$SIM" --skip-bad -s 8K -p lru "$T/bad.iolog" >"$T/out" 2>"$T/err" &&
+   grep -q "skipped 1 malformed" "$T/err"; then
+	ok cli_skip_bad
+else
+	bad cli_skip_bad "$(cat "$T/err")"
+fi
+
+# ------------------------------------------------------------ generator
+"$SIM" gen -d zipf:1.1 -n 3000 -r 20000 -S 7 -o "$T/g1.iolog" &&
+"$SIM" gen -d zipf:1.1 -n 3000 -r 20000 -S 7 -o "$T/g2.iolog" &&
+"$SIM" gen -d zipf:1.1 -n 3000 -r 20000 -S 8 -o "$T/g3.iolog"
+if cmp -s "$T/g1.iolog" "$T/g2.iolog" && ! cmp -s "$T/g1.iolog" "$T/g3.iolog" &&
+   [ "$(head -n1 "$T/g1.iolog")" = "fio version 3 iolog" ] &&
+   [ "$(grep -c ' read \| write ' "$T/g1.iolog")" -eq 20000 ]; then
+	ok gen_deterministic_iolog
+else
+	bad gen_deterministic_iolog
+fi
+
+# ----------------------------------------- end to end through the engine
+# Read-only zipf trace, sequential bypass off: the engine's FIFO and LRU
+# (every miss admitted) must give the hit counts of the independent
+# reference models, and never beat OPT.
+"$SIM" gen -d zipf:0.9 -n 4000 -r 40000 -R 100 -S 3 -o "$T/ro.iolog"
+if "$SIM" --json --reference --seq-bypass 0 -s 5%,20%,60% -p fifo,lru \
+	"$T/ro.iolog" >"$T/ro.json" 2>"$T/err"; then
+	pycheck e2e_engine_vs_reference "$T/ro.json" '
+sizes = d["sizes"]
+for r in d["runs"]:
+    s = next(s for s in sizes if s["cache_bytes"] == r["cache_bytes"])
+    ref = s["ref_lru"] if r["policy"] == "lru" else s["ref_fifo"]
+    assert r["read_blocks"] == ref["read_accesses"] == 40000, (r, ref)
+    assert r["read_hit_blocks"] == ref["read_hits"], \
+        (r["policy"], r["cache_bytes"], r["read_hit_blocks"], ref["read_hits"])
+    assert r["read_hit_blocks"] <= s["opt"]["read_hits"]
+    assert r["read_hit_blocks"] > 0
+'
+	pycheck e2e_opt_bounds "$T/ro.json" '
+for s in d["sizes"]:
+    o, ob = s["opt"], s["opt_bypass"]
+    assert o["read_hits"] >= s["ref_lru"]["read_hits"]
+    assert o["read_hits"] >= s["ref_fifo"]["read_hits"]
+    assert ob["read_hits"] >= o["read_hits"]
+hits = [s["opt"]["read_hits"] for s in d["sizes"]]
+assert hits == sorted(hits) and hits[0] < hits[-1], hits
+'
+else
+	bad e2e_engine_vs_reference "$(cat "$T/err")"
+	bad e2e_opt_bounds "no output"
+fi
+
+# JSON: well-formed, every figure a non-negative integer in base units.
+"$SIM" gen -d pareto:0.9 -n 4000 -r 30000 -R 70 -S 4 -o "$T/rw.iolog"
+if "$SIM" --json -s 10%,1M -p fifo,lru,lru+admit -m wb,wt "$T/rw.iolog" \
+	>"$T/rw.json" 2>"$T/err"; then
+	pycheck json_output "$T/rw.json" '
+assert d["trace"]["requests"] == 30000
+assert d["trace"]["block_size"] == 4096
+assert len(d["sizes"]) == 2 and d["sizes"][1]["cache_bytes"] == 1 << 20
+assert len(d["runs"]) == 12
+for r in d["runs"]:
+    for k, v in r.items():
+        if k in ("policy", "mode"):
+            continue
+        assert isinstance(v, int) and v >= 0, (k, v)
+    assert r["policy"] in ("fifo", "lru", "lru+admit")
+    assert r["mode"] in ("wb", "wt")
+    assert r["host_ios"] == 30000
+    assert r["reads"] + r["writes"] == 30000
+    assert r["read_hit_blocks"] <= r["read_blocks"]
+    assert r["flash_bytes_written"] % 512 == 0
+    if r["mode"] == "wt":
+        assert r["cleaned_blocks"] == 0 and r["dirty_at_end"] == 0, r
+        # write-through: every host write reaches the backing device
+        assert r["backing_write_ios"] >= r["writes"], r
+'
+else
+	bad json_output "$(cat "$T/err")"
+fi
+if "$SIM" -s 10% -p lru "$T/rw.iolog" >"$T/table" 2>"$T/err" &&
+   grep -q '^cache .*policy .*hit%' "$T/table" &&
+   grep -q '^[0-9.]*[KMG] *lru *wb ' "$T/table"; then
+	ok table_output
+else
+	bad table_output "$(cat "$T/err" "$T/table")"
+fi
+
+# Dirty ages: 120 s of writes at 100 IOPS with a 5 s flush period: ages
+# are measured, bounded by the period plus the cleaner's slack, and the
+# age trigger is counted.  After --drain nothing is left dirty.
+"$SIM" gen -d uniform -n 2000 -r 12000 -R 50 -i 100 -S 5 -o "$T/age.iolog"
+if "$SIM" --json -s 50% -p lru --flush-period 5 --high-watermark 90 \
+	--low-watermark 80 --drain "$T/age.iolog" >"$T/age.json" 2>"$T/err"
+then
+	pycheck e2e_dirty_age "$T/age.json" '
+r = d["runs"][0]
+assert r["clean_age"] > 0, r
+assert r["cleaned_blocks"] > 0 and r["cleaned_unknown"] == 0, r
+assert 0 < r["dirty_age_max_ns"] <= 15 * 10**9, r["dirty_age_max_ns"]
+assert r["dirty_age_p99_ns"] <= r["dirty_age_max_ns"]
+avg = r["dirty_age_sum_ns"] / r["cleaned_blocks"]
+assert 0 < avg <= r["dirty_age_max_ns"]
+assert r["virtual_ns"] >= 119 * 10**9, r["virtual_ns"]
+'
+else
+	bad e2e_dirty_age "$(cat "$T/err")"
+fi
+
+# blkparse text through the engine: Q events only, several processes.
+python3 - "$T/blk.txt" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    seq = 0
+    for i in range(3000):
+        t = i * 0.001
+        pid = 100 + i % 3
+        sector = ((i * 7919) % 500) * 8
+        rw = "R" if i % 4 else "WS"
+        for act in ("Q", "G", "D", "C"):
+            seq += 1
+            f.write(f"  8,16   {i % 2} {seq:8d} {t:14.9f} {pid:5d}  {act} "
+                    f"{rw:>3} {sector} + 8 [proc{pid}]\n")
+    f.write("\nCPU0 (8,16):\n Reads Queued: 2250, 9000KiB\n")
+    f.write("Total (8,16):\n Reads Queued: 2250, 9000KiB\n")
+EOF
+if "$SIM" --json -s 1M -p lru "$T/blk.txt" >"$T/blk.json" 2>"$T/err" &&
+   "$SIM" --json -s 1M -p lru -e C "$T/blk.txt" >"$T/blkc.json" 2>>"$T/err"
+then
+	pycheck e2e_blkparse "$T/blk.json" '
+t = d["trace"]
+assert t["requests"] == 3000 and t["reads"] == 2250 and t["writes"] == 750, t
+r = d["runs"][0]
+assert r["host_ios"] == 3000 and r["read_blocks"] == 2250, r
+assert t["working_set_blocks"] == 500
+c = json.load(open(sys.argv[1].replace("blk.json", "blkc.json")))
+assert c["trace"]["requests"] == 3000
+'
+else
+	bad e2e_blkparse "$(cat "$T/err")"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
