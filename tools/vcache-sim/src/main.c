@@ -58,6 +58,7 @@ static void usage(FILE *f)
 "      --admit-pct P       admission starts when the cache is P%% full\n"
 "      --drain             clean everything after the trace\n"
 "      --backing-size SIZE backing device size (default: end of trace)\n"
+"  -P, --param NAME=VAL    set any engine parameter (sysfs name), last wins\n"
 "  -f, --format FMT        auto, blkparse or iolog (default auto)\n"
 "  -e, --event E           blkparse event to replay: Q, D or C (default Q)\n"
 "      --skip-bad          skip malformed trace lines (default: fail)\n"
@@ -277,6 +278,7 @@ int main(int argc, char **argv)
 		O_HIGH = 256, O_LOW, O_PERIOD, O_SEQ, O_ADMIT, O_DRAIN,
 		O_BACKING, O_SKIP, O_RATE, O_NOOPT, O_REF, O_JSON,
 	};
+	char *eq;
 	static const struct option lo[] = {
 		{ "sizes", required_argument, NULL, 's' },
 		{ "policies", required_argument, NULL, 'p' },
@@ -289,6 +291,7 @@ int main(int argc, char **argv)
 		{ "admit-pct", required_argument, NULL, O_ADMIT },
 		{ "drain", no_argument, NULL, O_DRAIN },
 		{ "backing-size", required_argument, NULL, O_BACKING },
+		{ "param", required_argument, NULL, 'P' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "skip-bad", no_argument, NULL, O_SKIP },
@@ -322,7 +325,7 @@ int main(int argc, char **argv)
 
 	vs_parse_opts_init(&po);
 	vs_cfg_init(&cfg);
-	while ((c = getopt_long(argc, argv, "s:p:m:b:f:e:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:p:m:b:f:e:P:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			size_arg = optarg;
@@ -373,6 +376,17 @@ int main(int argc, char **argv)
 			if (vs_parse_size(optarg, &cfg.backing_bytes) ||
 			    !cfg.backing_bytes)
 				die("bad backing size '%s'", optarg);
+			break;
+		case 'P':
+			eq = strchr(optarg, '=');
+			if (!eq || eq == optarg ||
+			    vs_parse_uint(eq + 1, 0, UINT64_MAX, &v))
+				die("--param wants NAME=VALUE with an unsigned integer VALUE");
+			if (cfg.nparams == VS_MAX_PARAMS)
+				die("at most %d --param options", VS_MAX_PARAMS);
+			*eq = '\0';
+			cfg.param_name[cfg.nparams] = optarg;
+			cfg.param_value[cfg.nparams++] = v;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "auto"))

@@ -274,7 +274,8 @@ static void dev_init(struct sim *s, struct simdev *d, const char *name,
 
 /* --------------------------------------------------------------- engine */
 
-static struct sim *clock_sim;
+/* The virtual clock starts here, not at 0 (a zero time may mean "never"). */
+#define CLOCK_BASE_NS 1000000000ull
 
 static u64 sim_clock(void *ctx)
 {
@@ -305,7 +306,8 @@ static void advance_to(struct sim *s, uint64_t t)
 	while ((next = vc_posix_next_work_ns()) <= t) {
 		if (next > s->now)
 			s->now = next;
-		vc_posix_run_work();
+		if (!vc_posix_run_work())
+			break;	/* due but not runnable now: never spin */
 	}
 	if (t > s->now)
 		s->now = t;
@@ -342,6 +344,7 @@ static int set_params(struct vc_cache_config *cc, const struct vs_cfg *c,
 		      char *err, size_t errlen)
 {
 	u64 *p = cc->params.v;
+	unsigned int i;
 
 	if (c->dirty_high_pct >= 0)
 		p[VC_P_DIRTY_HIGH_PCT] = (u64)c->dirty_high_pct;
@@ -366,6 +369,24 @@ static int set_params(struct vc_cache_config *cc, const struct vs_cfg *c,
 		p[VC_P_ADMIT_FULL_PCT] = (u64)c->admit_pct;
 	p[VC_P_ADMISSION] = c->policy == VS_POL_LRU_ADMIT ?
 			    VC_ADMIT_SECOND_HIT : VC_ADMIT_ALL;
+	for (i = 0; i < c->nparams; i++) {
+		int id = vc_param_by_name(c->param_name[i]);
+
+		if (id < 0) {
+			int n = snprintf(err, errlen,
+					 "unknown engine parameter '%s' (known:",
+					 c->param_name[i]);
+
+			for (id = 0; id < VC_NR_PARAMS && n > 0 &&
+			     (size_t)n < errlen; id++)
+				n += snprintf(err + n, errlen - (size_t)n,
+					      " %s", vc_param_name(id));
+			if (n > 0 && (size_t)n < errlen)
+				snprintf(err + n, errlen - (size_t)n, ")");
+			return -1;
+		}
+		p[id] = c->param_value[i];
+	}
 	return 0;
 }
 
@@ -510,7 +531,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	fsect = nblocks * (c->block_size / 512) * 2 + (64ull << 11);
 	dev_init(s, &s->flash, "sim-flash", fsect, false, 0);
 
-	clock_sim = s;
+	s->now = CLOCK_BASE_NS;
 	vc_posix_set_log_level(1);
 	vc_posix_set_clock(sim_clock, s);
 	vc_posix_set_manual_work(true);
@@ -559,7 +580,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	for (i = 0; i < t->n; i++) {
 		const struct vs_req *r = &t->req[i];
 
-		advance_to(s, r->t_ns);
+		advance_to(s, CLOCK_BASE_NS + r->t_ns);
 		if (submit_req(s, r, i, s->bid[r->dev])) {
 			snprintf(err, errlen, "out of memory");
 			goto out_cache;
@@ -595,7 +616,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	}
 	vc_cache_get_stats(s->cache, &st);
 	res->dirty_at_end = st.dirty_blocks;
-	res->virtual_ns = s->now;
+	res->virtual_ns = s->now - CLOCK_BASE_NS;
 	if (c->drain_at_end) {
 		e = vc_cache_flush(s->cache, VC_DEV_ID_ALL, NULL, NULL);
 		if (e) {
@@ -655,7 +676,6 @@ out_cache:
 out_env:
 	vc_posix_set_pump(NULL, NULL);
 	vc_posix_set_clock(NULL, NULL);
-	clock_sim = NULL;
 out_free:
 	free(s->dirty.key);
 	free(s->dirty.val);

@@ -17,6 +17,8 @@ enum vs_mode { VS_MODE_WB, VS_MODE_WT, VS_MODE_WA, VS_MODE_NR };
 extern const char *const vs_policy_names[VS_POL_NR];
 extern const char *const vs_mode_names[VS_MODE_NR];
 
+#define VS_MAX_PARAMS 32
+
 /* Engine tunables; 0 (or -1 where noted) means the engine's default. */
 struct vs_cfg {
 	uint64_t cache_bytes;
@@ -30,6 +32,10 @@ struct vs_cfg {
 	int64_t seq_thresh_kib;		/* -1: default, 0: bypass off */
 	int admit_pct;			/* -1: default (admission fullness) */
 	bool drain_at_end;		/* flush everything after the trace */
+	/* raw engine parameters (--param NAME=VALUE), applied last */
+	unsigned int nparams;
+	const char *param_name[VS_MAX_PARAMS];
+	uint64_t param_value[VS_MAX_PARAMS];
 };
 
 void vs_cfg_init(struct vs_cfg *c);
