@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of tests/vm/run: runs as root inside the VM (virtme-ng --exec).
+# Sets up the environment, loads vcache.ko, runs the command, unloads the
+# module and leaves the kernel log and taint flags in the run directory for
+# the host to scan.  Everything the command prints goes to stdout; the kernel
+# console goes to the host's console.log.
+RUN=$1
+# shellcheck source=/dev/null
+. "$RUN/guest.env" || exit 125
+export PATH="$VC_TOP/tests/vm/guest/bin:$PATH"
+exec 2>&1
+
+say() { echo "vm-guest: $*"; }
+
+# The simulated HDD: the virtio disk with serial vcache-hdd.
+VC_HDD=
+VC_BENCH_DISK=
+for d in /sys/block/vd*; do
+	[ -e "$d/serial" ] || continue
+	case $(cat "$d/serial") in
+	vcache-hdd) VC_HDD=/dev/${d##*/} ;;
+	vcache-bench) VC_BENCH_DISK=/dev/${d##*/} ;;
+	esac
+done
+if [ -n "$VC_HDD" ] && [ "${VC_HDD_LATENCY_MS:-0}" -gt 0 ]; then
+	sz=$(blockdev --getsz "$VC_HDD")
+	if dmsetup create vchdd --noudevsync \
+		--table "0 $sz delay $VC_HDD 0 $VC_HDD_LATENCY_MS"; then
+		VC_HDD=/dev/mapper/vchdd
+	else
+		say "dm-delay for the HDD failed"; exit 125
+	fi
+fi
+export VC_HDD VC_BENCH_DISK
+
+loaded=0
+if [ "$VC_LOAD" = 1 ] && [ "$VC_CARDS" -gt 0 ]; then
+	# shellcheck disable=SC2086
+	if ! insmod "$VC_MODULE" $VC_MODPARAMS; then
+		say "insmod $VC_MODULE failed"
+		dmesg > "$RUN/dmesg.txt"
+		cat /proc/sys/kernel/tainted > "$RUN/tainted"
+		echo 125 > "$RUN/rc"
+		exit 125
+	fi
+	loaded=1
+	for _ in $(seq 300); do
+		n=$(ls -d /sys/block/vflash* 2>/dev/null | wc -l)
+		[ "$n" -ge "$VC_WAIT_DISKS" ] && break
+		sleep 0.1
+	done
+	if [ "$n" -lt "$VC_WAIT_DISKS" ]; then
+		say "only $n of $VC_WAIT_DISKS /dev/vflash* disks appeared in 30 s"
+	fi
+fi
+
+VC_CARD_DISKS=$(ls -d /sys/block/vflash* 2>/dev/null | sed 's,.*/,/dev/,' | tr '\n' ' ')
+export VC_CARD_DISKS
+
+mapfile -d '' -t cmd < "$RUN/cmd"
+cd "$VC_CWD" 2>/dev/null || cd /
+"${cmd[@]}"
+rc=$?
+
+cd /
+if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules; then
+	if ! rmmod vcache; then
+		say "rmmod vcache failed"
+		touch "$RUN/unload-failed"
+	fi
+fi
+[ -e /dev/mapper/vchdd ] && dmsetup remove --noudevsync vchdd
+dmesg > "$RUN/dmesg.txt"
+cat /proc/sys/kernel/tainted > "$RUN/tainted"
+echo "$rc" > "$RUN/rc"
+exit "$rc"
