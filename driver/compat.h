@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every kernel-version difference of the vcache driver.
+ *
+ * The .c files never test LINUX_VERSION_CODE; they call the helpers here.
+ * Built and tested on Debian's 6.1; the branches for later kernels follow
+ * the upstream changes named next to them:
+ *   6.9   blk_mq_alloc_disk() takes a struct queue_limits
+ *   6.11  write cache, FUA and rotational become queue_limits features;
+ *         the blk_queue_*() limit setters are gone
+ *   6.14  blk_mq_pci_map_queues() -> blk_mq_map_hw_queues();
+ *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
+ */
+#ifndef VCACHE_COMPAT_H
+#define VCACHE_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/pci.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#error "vcache needs Linux 6.1 or later"
+#endif
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 14, 0)
+#include <linux/blk-mq-pci.h>
+#endif
+
+/* Queue limits of a card, in bytes or sectors as named. */
+struct vcd_limits {
+	unsigned int lba_size;
+	unsigned int phys_block_size;
+	unsigned int max_hw_sectors;
+	unsigned int max_segments;
+	unsigned int max_segment_size;
+	unsigned int discard_granularity;	/* 0: no discard */
+	unsigned int max_discard_sectors;
+	unsigned int max_write_zeroes_sectors;
+	bool write_cache;
+	bool fua;
+};
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+static inline void vcd_fill_queue_limits(struct queue_limits *lim,
+					 const struct vcd_limits *l)
+{
+	lim->logical_block_size = l->lba_size;
+	lim->physical_block_size = l->phys_block_size;
+	lim->io_min = l->phys_block_size;
+	lim->max_hw_sectors = l->max_hw_sectors;
+	lim->max_segments = l->max_segments;
+	lim->max_segment_size = l->max_segment_size;
+	lim->discard_granularity = l->discard_granularity;
+	lim->max_hw_discard_sectors = l->max_discard_sectors;
+	lim->max_write_zeroes_sectors = l->max_write_zeroes_sectors;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	if (l->write_cache)
+		lim->features |= BLK_FEAT_WRITE_CACHE;
+	if (l->write_cache && l->fua)
+		lim->features |= BLK_FEAT_FUA;
+#endif
+}
+#endif
+
+/**
+ * vcd_alloc_disk - allocate a blk-mq disk with the card's queue limits
+ * @set: tag set of the card
+ * @l: limits
+ * @queuedata: request_queue->queuedata
+ *
+ * Returns the disk (non-rotational, no entropy contribution) or an ERR_PTR.
+ */
+static inline struct gendisk *vcd_alloc_disk(struct blk_mq_tag_set *set,
+					     const struct vcd_limits *l,
+					    void *queuedata)
+{
+	struct gendisk *disk;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	struct queue_limits lim = { };
+
+	vcd_fill_queue_limits(&lim, l);
+	disk = blk_mq_alloc_disk(set, &lim, queuedata);
+	if (IS_ERR(disk))
+		return disk;
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
+	blk_queue_write_cache(disk->queue, l->write_cache, l->fua);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, disk->queue);
+#endif
+#else
+	struct request_queue *q;
+
+	disk = blk_mq_alloc_disk(set, queuedata);
+	if (IS_ERR(disk))
+		return disk;
+	q = disk->queue;
+	blk_queue_logical_block_size(q, l->lba_size);
+	blk_queue_physical_block_size(q, l->phys_block_size);
+	blk_queue_io_min(q, l->phys_block_size);
+	blk_queue_max_hw_sectors(q, l->max_hw_sectors);
+	blk_queue_max_segments(q, l->max_segments);
+	blk_queue_max_segment_size(q, l->max_segment_size);
+	if (l->discard_granularity) {
+		q->limits.discard_granularity = l->discard_granularity;
+		blk_queue_max_discard_sectors(q, l->max_discard_sectors);
+	}
+	blk_queue_max_write_zeroes_sectors(q, l->max_write_zeroes_sectors);
+	blk_queue_write_cache(q, l->write_cache, l->fua);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+#endif
+	return disk;
+}
+
+/* Merging became unconditional in 6.14 and the flag went away. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+#define VCD_BLK_MQ_F_MERGE	0
+#else
+#define VCD_BLK_MQ_F_MERGE	BLK_MQ_F_SHOULD_MERGE
+#endif
+
+/* Map hardware queues to CPUs by the affinity of MSI-X vectors. */
+static inline void vcd_map_queues(struct blk_mq_queue_map *qmap,
+				  struct pci_dev *pdev, int offset)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	blk_mq_map_hw_queues(qmap, &pdev->dev, offset);
+#else
+	blk_mq_pci_map_queues(qmap, pdev, offset);
+#endif
+}
+
+#endif /* VCACHE_COMPAT_H */

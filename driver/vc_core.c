@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * module init/exit of vcache.ko.
+ *
+ * The module is several subsystems linked together (the card driver, and
+ * the cache engine once it is wired in).  They start in table order and
+ * stop in reverse order; a failing init unwinds the ones before it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+
+#include "vcache_pci.h"
+
+struct vcd_subsys {
+	const char *name;
+	int (*init)(void);
+	void (*exit)(void);
+};
+
+static const struct vcd_subsys vcd_subsystems[] = {
+	/* the cache engine goes first here once cache/ is linked in */
+	{ "card driver", vcd_pci_init, vcd_pci_exit },
+};
+
+static void vcd_exit_from(int n)
+{
+	while (--n >= 0)
+		vcd_subsystems[n].exit();
+}
+
+static int __init vcd_init(void)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(vcd_subsystems); i++) {
+		ret = vcd_subsystems[i].init();
+		if (ret) {
+			pr_err("%s failed to start: %d\n",
+			       vcd_subsystems[i].name, ret);
+			vcd_exit_from(i);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void __exit vcd_exit(void)
+{
+	vcd_exit_from(ARRAY_SIZE(vcd_subsystems));
+}
+
+module_init(vcd_init);
+module_exit(vcd_exit);
+
+MODULE_DESCRIPTION("vcache flash card driver");
+MODULE_AUTHOR("vcache developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Driver for the vcache flash card (PCI + blk-mq).
+ *
+ * Design
+ * ------
+ * One struct vcd_dev per card (PCI function 1af4:1110 whose BAR2 carries
+ * VC_CARD_MAGIC).  The host interface is include/vcache/vc_card.h.
+ *
+ *   vc_pci.c    probe/remove/shutdown: BARs, MSI-X, DMA mask, bring-up
+ *               order, teardown that unwinds every step.
+ *   vc_ctrl.c   controller registers (enable/disable/shutdown), the admin
+ *               queue and its commands, I/O queue memory, CQ processing,
+ *               reset and "kill" (the card is dead: fail everything).
+ *   vc_blk.c    blk-mq: tag set, disk /dev/vflashN, queue limits,
+ *               queue_rq/commit_rqs/complete/timeout.
+ *   vc_sysfs.c  identity, health (GET_LOG) and state attributes on the PCI
+ *               device (reachable as /sys/block/vflashN/device/...).
+ *   vc_core.c   module init/exit: subsystem inits in order, unwound on
+ *               failure (the cache engine adds itself there).
+ *
+ * Queues.  Queue 0 is the admin queue, driven by the driver alone: a small
+ * array of command slots (VCD_ADMIN_SLOTS), each command id is the slot index
+ * plus a generation byte so that a late completion of an abandoned command
+ * is recognised and dropped.  Queues 1..nr_ioq are blk-mq hardware queues:
+ * the command id of a request is its tag plus a 4-bit generation
+ * (VCD_CID_GEN_SHIFT), bumped on every submission.
+ *
+ * Exactly-once completion.  A request is completed (blk_mq_complete_request)
+ * by whoever first sets VCD_IOD_DONE in its iod: the CQ handler (interrupt or
+ * timeout poll), a reset cancelling it, or the kill path.  queue_rq clears
+ * the bit before the command becomes visible to the card.
+ *
+ * States (dev->state, changed under state_lock, read with READ_ONCE):
+ *   NEW -> LIVE            probe finished bring-up
+ *   LIVE -> RESETTING      vcd_schedule_reset(): timeout after a failed
+ *                          abort, csts.CFS, heartbeat stopped
+ *   RESETTING -> LIVE      reset_work re-enabled the card and recreated
+ *                          every queue; cancelled requests are requeued
+ *   any -> DELETING        remove/shutdown; resets are no longer started,
+ *                          a timeout kills the card instead
+ *   any -> DEAD            the card did not come back: every request in
+ *                          flight and every new one fails with an error
+ * Resets and kills run under ctrl_lock (a mutex): from reset_work, from
+ * the timeout handler (DELETING only: del_gendisk syncs the timeout work
+ * before it tears the queue down) and from remove.
+ *
+ * Timeouts (vcd_timeout): poll the CQ (lost interrupt?), then send
+ * VC_ADM_ABORT for the command (asynchronously, at most VCD_MAX_ABORTS at
+ * once) and re-arm the timer; the card completes an aborted command with
+ * VC_SC_ABORT_REQ and it is retried.  If the abort fails, or the command
+ * times out again, the controller is reset; requests cancelled by a reset
+ * are retried (at most VCD_MAX_RETRIES times each), so nothing is lost.
+ *
+ * Removal: DELETING, stop the watchdog, wait for a running reset, kill at
+ * once if the device is gone, del_gendisk (drains I/O: a stuck request
+ * times out and kills the card), delete the queues, cc.SHN = NORMAL and
+ * wait for SHST (the card makes its write buffer durable), disable, then
+ * free everything in reverse order of allocation.
+ */
+#ifndef VCACHE_PCI_H
+#define VCACHE_PCI_H
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/completion.h>
+#include <linux/dmapool.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/scatterlist.h>
+#include <linux/semaphore.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include <vcache/vc_card.h>
+
+#define VCD_DRV_NAME		"vcache"
+#define VCD_DISK_NAME		"vflash"
+#define VCD_MINORS		16	/* partitions per disk, incl. whole */
+
+#define VCD_ADMIN_DEPTH		32	/* admin SQ/CQ entries */
+#define VCD_ADMIN_SLOTS		16	/* admin commands in flight */
+#define VCD_MAX_ABORTS		4	/* VC_ADM_ABORT in flight */
+#define VCD_MAX_RETRIES		3	/* requeues of one request */
+#define VCD_MAX_QSIZE		4096	/* cid: 12-bit tag + 4-bit gen */
+#define VCD_CID_GEN_SHIFT	12
+#define VCD_CID_TAG_MASK		((1u << VCD_CID_GEN_SHIFT) - 1)
+#define VCD_INLINE_SG		8	/* scatterlist entries in the iod */
+#define VCD_WATCHDOG_MS		1000
+#define VCD_HEARTBEAT_STALL_MS	5000	/* heartbeat frozen this long: reset */
+
+/* Host-side completion codes, outside the card's enum vc_status. */
+#define VCD_HOST_CANCELLED	0x100	/* cancelled by a reset: retry */
+#define VCD_HOST_DEAD		0x101	/* card dead or removed: fail */
+
+enum vcd_state {
+	VCD_STATE_NEW,
+	VCD_STATE_LIVE,
+	VCD_STATE_RESETTING,
+	VCD_STATE_DELETING,
+	VCD_STATE_DEAD,
+};
+
+/* vcd_queue.flags */
+#define VCD_Q_LIVE		0	/* card knows the queue; may submit */
+#define VCD_Q_IRQ		1	/* its interrupt is requested */
+
+/* vcd_iod.flags */
+#define VCD_IOD_DONE		0
+
+struct vcd_dev;
+
+/*
+ * One SQ/CQ pair.  The admin queue (qid 0) uses admin_lock for everything;
+ * I/O queues use sq_lock for the submission side and cq_lock for the
+ * completion side.
+ */
+struct vcd_queue {
+	struct vcd_dev *dev;
+	spinlock_t sq_lock;	/* sqes[], sq_tail, last_sq_tail, LIVE->!LIVE */
+	spinlock_t cq_lock;	/* cq_head, cq_phase (irq and timeout poll) */
+	struct vc_sqe *sqes;	/* coherent, qsize entries */
+	struct vc_cqe *cqes;	/* coherent, qsize entries */
+	dma_addr_t sq_dma;
+	dma_addr_t cq_dma;
+	struct vc_doorbell __iomem *db;	/* our slot in BAR2 */
+	struct blk_mq_tags *tags;	/* set by init_hctx (I/O queues) */
+	unsigned long flags;	/* VCD_Q_*, atomic bitops */
+	u16 qid;
+	u16 qsize;		/* entries; qsize - 1 commands at most */
+	u16 sq_tail;		/* sq_lock */
+	u16 last_sq_tail;	/* sq_lock: tail the card was told about */
+	u16 cq_head;		/* cq_lock */
+	u8 cq_phase;		/* cq_lock: phase of a new entry */
+	unsigned int irq_vector;	/* MSI-X vector index (== qid) */
+};
+
+/* Per-request driver data (blk_mq_rq_to_pdu). */
+struct vcd_iod {
+	struct sg_table sgt;
+	struct vc_sgl_desc *sgl;	/* from dev->sgl_pool, or NULL */
+	dma_addr_t sgl_dma;
+	unsigned long flags;	/* VCD_IOD_DONE */
+	u16 cid;		/* as sent to the card */
+	u16 status;		/* enum vc_status or VCD_HOST_* */
+	u8 gen;
+	u8 retries;
+	u8 opcode;
+	bool aborted;		/* an ABORT was sent for this submission */
+	bool sgt_alloced;	/* sgt holds a (chained) scatterlist */
+	bool dma_mapped;	/* sgt is DMA mapped */
+	struct scatterlist inline_sg[VCD_INLINE_SG];
+};
+
+struct vcd_admin_slot;
+
+/*
+ * Completion callback of an admin command, called under admin_lock, maybe
+ * in hard interrupt context.  err is 0 (status/result are the card's) or
+ * -EIO/-ETIMEDOUT when the command was cancelled or abandoned.
+ */
+typedef void (*vcd_admin_done_t)(struct vcd_dev *dev,
+				 struct vcd_admin_slot *slot, int err,
+				 u16 status, u32 result);
+
+/* Admin command slot: admin_lock. */
+struct vcd_admin_slot {
+	vcd_admin_done_t done;
+	void *ctx;
+	u32 data;		/* caller's cookie (abort: qid << 16 | cid) */
+	u8 gen;
+	bool busy;
+};
+
+struct vcd_ident {
+	char serial[sizeof_field(struct vc_identify, serial) + 1];
+	char model[sizeof_field(struct vc_identify, model) + 1];
+	char fw_rev[sizeof_field(struct vc_identify, fw_rev) + 1];
+	u64 capacity;		/* logical blocks */
+	u32 lba_size;
+	u32 phys_block_size;
+	u32 max_xfer;
+	u32 max_discard_nlb;
+	u32 max_wzeroes_nlb;
+	u32 discard_gran;
+	u16 num_ioq;
+	u16 max_qdepth;
+	u16 max_sge;
+	u16 flags;
+};
+
+struct vcd_dev {
+	struct pci_dev *pdev;
+	int instance;		/* N of vflashN */
+	char name[DISK_NAME_LEN];
+
+	void __iomem *bar0;	/* ivshmem registers */
+	void __iomem *bar2;	/* vc_regs page + doorbells */
+	struct vc_regs __iomem *regs;
+	size_t bar2_mapped;
+
+	/* Capabilities read from vc_regs at probe. */
+	u32 cap_mqes;
+	u16 cap_max_ioq;
+	u16 cap_timeout_ms;
+	u32 db_offset;
+	u32 db_stride;
+	u32 if_version;
+
+	struct vcd_ident id;
+	unsigned int lba_shift;
+
+	/* Admin queue: admin_lock protects the queue and slots[]. */
+	struct vcd_queue aq;
+	spinlock_t admin_lock;	/* admin SQ/CQ, slots[], admin_live */
+	bool admin_live;	/* admin_lock */
+	struct vcd_admin_slot slots[VCD_ADMIN_SLOTS];	/* admin_lock */
+	struct semaphore admin_sem;	/* free slots */
+	atomic_t aborts_inflight;
+
+	/* I/O queues, ioq[i] has qid i + 1. */
+	struct vcd_queue *ioq;
+	unsigned int nr_ioq;	/* queues created on the card */
+	unsigned int io_qsize;	/* entries per I/O SQ/CQ */
+	unsigned int max_segs;
+	struct dma_pool *sgl_pool;
+
+	struct blk_mq_tag_set tagset;
+	bool tagset_alloced;
+	struct gendisk *disk;
+	bool disk_added;
+
+	/* State machine: see the design comment. */
+	spinlock_t state_lock;
+	enum vcd_state state;	/* state_lock for writes */
+	struct mutex ctrl_lock;	/* resets, kills, shutdown */
+	struct work_struct reset_work;
+	const char *reset_reason;	/* state_lock */
+	struct delayed_work watchdog;
+	u32 last_heartbeat;	/* watchdog only */
+	unsigned long heartbeat_stamp;	/* watchdog only: jiffies */
+
+	/* Counters for sysfs. */
+	atomic_t nr_timeouts;
+	atomic_t nr_aborts;
+	atomic_t nr_resets;
+};
+
+/* Module parameters (vc_pci.c). */
+extern unsigned int vcd_io_timeout;
+extern unsigned int vcd_admin_timeout;
+extern unsigned int vcd_max_queues;
+extern unsigned int vcd_queue_depth;
+extern struct workqueue_struct *vcd_wq;
+
+/* vc_ctrl.c */
+void vcd_ring(struct vcd_dev *dev, u16 qid);
+int vcd_ctrl_disable(struct vcd_dev *dev);
+int vcd_ctrl_enable(struct vcd_dev *dev);
+int vcd_ctrl_shutdown(struct vcd_dev *dev);
+int vcd_queue_alloc(struct vcd_dev *dev, struct vcd_queue *q, u16 qid,
+		    u16 qsize);
+void vcd_queue_free(struct vcd_dev *dev, struct vcd_queue *q);
+void vcd_queue_reinit(struct vcd_queue *q);
+irqreturn_t vcd_admin_irq(int irq, void *data);
+irqreturn_t vcd_io_irq(int irq, void *data);
+void vcd_poll_cq(struct vcd_queue *q);
+void vcd_admin_init(struct vcd_dev *dev);
+void vcd_admin_start(struct vcd_dev *dev);
+void vcd_admin_stop(struct vcd_dev *dev);
+int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, u32 *result);
+int vcd_admin_abort(struct vcd_dev *dev, u16 qid, u16 cid);
+int vc_identify(struct vcd_dev *dev, struct vcd_ident *id);
+int vcd_get_health(struct vcd_dev *dev, struct vc_health_log *log);
+int vcd_create_io_queues(struct vcd_dev *dev);
+void vcd_delete_io_queues(struct vcd_dev *dev);
+void vcd_stop_io_queues(struct vcd_dev *dev);
+bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason);
+void vcd_reset_work(struct work_struct *work);
+void vcd_kill(struct vcd_dev *dev, const char *reason);
+void vcd_watchdog_work(struct work_struct *work);
+const char *vcd_state_name(enum vcd_state state);
+const char *vcd_status_name(u16 status);
+bool vcd_set_state(struct vcd_dev *dev, enum vcd_state from, enum vcd_state to);
+
+/* vc_blk.c */
+int vcd_blk_init_tagset(struct vcd_dev *dev);
+int vcd_blk_alloc_disk(struct vcd_dev *dev);
+int vcd_blk_add_disk(struct vcd_dev *dev);
+void vcd_blk_remove_disk(struct vcd_dev *dev);
+void vcd_blk_free(struct vcd_dev *dev);
+void vcd_blk_quiesce(struct vcd_dev *dev);
+void vcd_blk_unquiesce(struct vcd_dev *dev);
+void vcd_blk_cancel_all(struct vcd_dev *dev, u16 status);
+void vcd_complete_cqe(struct vcd_queue *q, const struct vc_cqe *cqe);
+int vcd_blk_register(void);
+void vcd_blk_unregister(void);
+
+/* vc_pci.c */
+int vcd_pci_init(void);
+void vcd_pci_exit(void);
+
+/* vc_sysfs.c */
+extern const struct attribute_group *vcd_dev_groups[];
+
+static inline enum vcd_state vcd_state(struct vcd_dev *dev)
+{
+	return READ_ONCE(dev->state);
+}
+
+static inline struct vc_doorbell __iomem *vcd_db(struct vcd_dev *dev, u16 qid)
+{
+	return dev->bar2 + dev->db_offset + (size_t)qid * dev->db_stride;
+}
+
+#endif /* VCACHE_PCI_H */
