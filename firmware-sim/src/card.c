@@ -121,6 +121,12 @@ static struct card {
 	int gm_fd;
 	struct gmap *gm;		/* newest mapping; old ones kept */
 
+	/*
+	 * state_lock serialises controller state changes: the poller (cc,
+	 * doorbells, admin commands) against connect/disconnect in main.
+	 */
+	pthread_mutex_t state_lock;
+
 	/* controller */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* dma_active / inflight went down */
@@ -714,14 +720,13 @@ static void exec_io(struct cmd *c)
 				done = timing_read(m, s->rw.slba, s->rw.nlb);
 				break;
 			}
-			rc = media_read(m, s->rw.slba, s->rw.nlb, xbuf);
+			rc = media_read(m, s->rw.slba, s->rw.nlb, xbuf, &done);
 			if (rc) {
 				st = VC_SC_INTERNAL;
 				break;
 			}
 			buf_to_segs(segs, nsegs, xbuf);
 			fwc.bytes_read += s->dlen;
-			done = timing_read(m, s->rw.slba, s->rw.nlb);
 		} else {
 			fwc.write_cmds++;
 			if (hit) {
@@ -1399,6 +1404,7 @@ static void *poller_main(void *arg)
 		int tick = 0;
 		uint64_t v;
 
+		pthread_mutex_lock(&C.state_lock);
 		for (int i = 0; i < n; i++) {
 			unsigned id = evs[i].data.u32;
 
@@ -1417,8 +1423,10 @@ static void *poller_main(void *arg)
 				sq_fetch(id);
 			}
 		}
-		if (C.stop)
+		if (C.stop) {
+			pthread_mutex_unlock(&C.state_lock);
 			break;
+		}
 		if (tick && atomic_load(&C.connected)) {
 			wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
 			ctrl_check();
@@ -1438,6 +1446,7 @@ static void *poller_main(void *arg)
 			wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
 		}
 		retry_backlogs(&backlog);
+		pthread_mutex_unlock(&C.state_lock);
 	}
 	close(ep);
 	close(tfd);
@@ -1504,9 +1513,11 @@ static void client_connect(void)
 	id = C.next_id++;
 	if (C.next_id > 65535)
 		C.next_id = 1;
+	pthread_mutex_lock(&C.state_lock);
 	/* a fresh guest: registers back to power-on state */
 	regs_init();
 	if (client_handshake(fd, id)) {
+		pthread_mutex_unlock(&C.state_lock);
 		fw_log("ivshmem: handshake with client %d failed: %s", id,
 		       strerror(errno));
 		close(fd);
@@ -1517,19 +1528,22 @@ static void client_connect(void)
 	gm_refresh_locked();
 	pthread_mutex_unlock(&C.gm_lock);
 	atomic_store(&C.connected, 1);
+	pthread_mutex_unlock(&C.state_lock);
 	fw_log("ivshmem: guest connected as peer %d (%u vectors)", id, C.nvec);
 }
 
 static void client_disconnect(void)
 {
+	pthread_mutex_lock(&C.state_lock);
 	atomic_store(&C.connected, 0);
 	close(C.client_fd);
 	C.client_fd = -1;
+	fw_log("ivshmem: guest disconnected");
 	ctrl_reset("guest disconnected");
 	csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	wr32(&C.regs->cc, 0);
 	gm_close();
-	fw_log("ivshmem: guest disconnected");
+	pthread_mutex_unlock(&C.state_lock);
 }
 
 /* ------------------------------------------------------ ctl socket */
@@ -1831,6 +1845,7 @@ static int setup(void)
 	C.next_id = 1;
 	C.work_tail = &C.work_head;
 	pthread_mutex_init(&C.lock, NULL);
+	pthread_mutex_init(&C.state_lock, NULL);
 	pthread_mutex_init(&C.gm_lock, NULL);
 	pthread_mutex_init(&C.hlock, NULL);
 	pthread_cond_init(&C.cond, NULL);
@@ -1997,11 +2012,10 @@ int card_run(struct fw_opts *o, struct media *m)
 		if (p[0].revents)
 			client_connect();
 	}
-	if (C.client_fd >= 0) {
-		atomic_store(&C.connected, 0);
-		ctrl_reset("firmware exiting");
-	}
+	atomic_store(&C.connected, 0);
 	stop_threads();
+	if (C.client_fd >= 0)
+		ctrl_reset("firmware exiting");
 	if (media_close(m, 1)) {
 		fw_log("exit: destaging the write buffer FAILED; media left unclean");
 		rc = 1;

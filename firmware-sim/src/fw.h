@@ -138,7 +138,8 @@ int  media_write_hdr(struct media *m, int sync);
 void media_mark_dirty(struct media *m);
 
 /* Buffered I/O.  Return 0 or -errno (host file I/O failure). */
-int  media_read(struct media *m, uint64_t slba, uint32_t nlb, uint8_t *buf);
+int  media_read(struct media *m, uint64_t slba, uint32_t nlb, uint8_t *buf,
+		uint64_t *done_ns);
 int  media_write(struct media *m, uint64_t slba, uint32_t nlb,
 		 const uint8_t *buf, int fua, uint64_t *done_ns);
 int  media_zero(struct media *m, uint64_t slba, uint32_t nlb, int dealloc);

@@ -715,10 +715,16 @@ void media_start(struct media *m)
 	}
 }
 
-int media_read(struct media *m, uint64_t slba, uint32_t nlb, uint8_t *buf)
+/*
+ * Read blocks: buffered copies from the write buffer, the rest from the
+ * media.  *done_ns: when the flash would deliver the data.
+ */
+int media_read(struct media *m, uint64_t slba, uint32_t nlb, uint8_t *buf,
+	       uint64_t *done_ns)
 {
 	uint8_t stack_have[2048], *have = stack_have;
 	uint32_t i, j, missing = 0;
+	uint64_t end = timing_wbuf(m, nlb << m->lba_shift);
 	int rc = 0;
 
 	if (nlb > sizeof(stack_have)) {
@@ -752,7 +758,14 @@ int media_read(struct media *m, uint64_t slba, uint32_t nlb, uint8_t *buf)
 			;
 		rc = pread_all(m->fd, buf + ((size_t)i << m->lba_shift),
 			       (size_t)(j - i) << m->lba_shift, blk_off(m, slba + i));
+		if (!rc) {
+			uint64_t t = timing_read(m, slba + i, j - i);
+
+			if (t > end)
+				end = t;
+		}
 	}
+	*done_ns = end;
 	if (have != stack_have)
 		free(have);
 	if (rc)

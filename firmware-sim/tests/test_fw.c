@@ -217,6 +217,14 @@ static int env_connect(struct env *e, int nq, unsigned qs)
 	return 0;
 }
 
+/* Already connected: enable again and re-create one I/O queue. */
+static int env_connect_enabled(struct env *e)
+{
+	if (fh_enable(&e->h, 16, 5000))
+		return -1;
+	return fh_create_ioq(&e->h, 1, 32) ? -1 : 0;
+}
+
 static void env_disconnect(struct env *e)
 {
 	if (e->connected)
@@ -991,6 +999,16 @@ static int t_shutdown(struct env *e)
 	CHECK(stat_get(e, "wbuf_bytes") == 0, "buffer not destaged");
 	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
 	      out_has(e, "clean 1"), "media not marked clean after SHN");
+	/* a write after the shutdown makes it dirty again; a second one cleans */
+	CHECK_ST(wr(e, 1, 200, 1, 5, 0), 0);
+	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
+	      out_has(e, "clean 0"), "media clean after a write");
+	CHECK(!fh_disable(&e->h, 5000), "%s", e->h.err);
+	CHECK(!fh_enable(&e->h, 16, 5000), "%s", e->h.err);
+	CHECK(!(e->h.regs->csts & VC_CSTS_SHST_MASK), "SHST not cleared by enable");
+	CHECK(!fh_shutdown(&e->h, 5000), "no SHST complete");
+	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
+	      out_has(e, "clean 1"), "media not clean after 2nd SHN");
 	/* power lost after a clean shutdown: not an unsafe shutdown */
 	CHECK(env_kill(e, SIGKILL) == 128 + SIGKILL, "kill");
 	env_disconnect(e);
@@ -1223,6 +1241,43 @@ static int t_many_queues(struct env *e)
 	return 0;
 }
 
+static int t_fatal(struct env *e)
+{
+	struct fakehost *h = &e->h;
+
+	CHECK(!env_format(e, "8M", "512"), "format");
+	CHECK(!env_start(e, "--timing", "nodelay", "--verbose"), "start");
+	CHECK(!fh_connect(h, e->sock, e->mem, MEM_SIZE, 3), "%s", h->err);
+	e->connected = 1;
+	/* admin queue sizes 0: CFS */
+	h->regs->aqa = 0;
+	h->regs->cc = VC_CC_EN;
+	fh_ring(h, 0);
+	CHECK(!fh_wait_csts(h, VC_CSTS_CFS | VC_CSTS_RDY, VC_CSTS_CFS, 2000),
+	      "no CFS for aqa 0: csts %x", h->regs->csts);
+	CHECK(!fh_disable(h, 2000), "disable");
+	CHECK(!fh_wait_csts(h, VC_CSTS_CFS, 0, 2000), "CFS not cleared");
+	/* admin queues outside guest RAM: CFS, without a doorbell (polled) */
+	h->regs->aqa = 16 | 16 << 16;
+	h->regs->asq = MEM_SIZE;
+	h->regs->acq = 4096;
+	h->regs->cc = VC_CC_EN;
+	CHECK(!fh_wait_csts(h, VC_CSTS_CFS | VC_CSTS_RDY, VC_CSTS_CFS, 2000),
+	      "no CFS for asq outside memory");
+	CHECK(!fh_disable(h, 2000), "disable");
+	CHECK(!env_connect_enabled(e), "%s", h->err);
+	/* a CQ head beyond the CQ: CFS when the card next posts */
+	h->db[1].cq_head = 5000;
+	CHECK_ST(fh_simple(h, 1, VC_CMD_FLUSH, 0, 0), -1);
+	CHECK(!fh_wait_csts(h, VC_CSTS_CFS, VC_CSTS_CFS, 2000), "no CFS");
+	CHECK(!fh_disable(h, 2000), "disable");
+	CHECK(!env_connect_enabled(e), "%s", h->err);
+	CHECK_ST(wr(e, 1, 0, 4, 1, 0), 0);
+	CHECK_ST(rd_check(e, 1, 0, 4, 1), 0);
+	CHECK(env_stop(e) == 0, "exit");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1246,6 +1301,7 @@ static const struct {
 	{ "reconnect-stay", t_reconnect },
 	{ "late-guest-mem", t_late_guest_mem },
 	{ "many-queues", t_many_queues },
+	{ "fatal-cfs", t_fatal },
 };
 
 int main(int argc, char **argv)
