@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Crash at every metadata write index.
+ *
+ * For a host workload and for each management operation (create, attach,
+ * mode switch with background drain, flush on demand, detach, clean
+ * shutdown), a dry run counts the metadata writes (VC_DEV_META) the
+ * operation issues: N.  Then for K = 1..N the whole scenario is replayed
+ * from scratch (deterministic: inline devices, virtual clock, manual
+ * work) with the power cut when metadata write K is submitted.  The
+ * volatile part of every device is dropped (or a seeded subset kept), the
+ * cache is loaded from the cache device, every backing device re-attached
+ * and read back in full through the engine, and:
+ *   - every write acknowledged before a completed FLUSH (or with FUA) is
+ *     present, nothing older than the durable version comes back, nothing
+ *     that was never written to that sector comes back;
+ *   - the blocks recovered as dirty are at least the blocks whose data
+ *     exists only in the cache, and at most the blocks that were dirty
+ *     when the power went (plus those a write in flight was touching):
+ *     not "everything valid" as after a dm-cache crash.
+ *
+ *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
+ *         [--cut-mode drop|random|torn|keep] [-v]
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+enum scen {
+	S_WORKLOAD, S_CREATE, S_ATTACH, S_MODE, S_FLUSH, S_DETACH,
+	S_SHUTDOWN, S_NR
+};
+
+static const char *const scen_name[S_NR] = {
+	"workload", "create", "attach", "mode-switch", "flush-on-demand",
+	"detach", "shutdown",
+};
+
+struct opts {
+	u64 seed;
+	u64 stride;
+	u64 max_k;
+	enum simdev_cut_mode cut_mode;
+	int verbose;
+	int only;		/* scenario or -1 */
+	u64 only_k;		/* one cut point, 0 = all */
+};
+
+struct result {
+	u64 meta_writes;	/* in the armed phase */
+	bool cut;
+	int load_err;
+	u64 failures;
+	u64 dirty_loaded, dirty_lo, dirty_hi;
+};
+
+/* Figures. */
+static u64 total_points, total_failures, total_sectors;
+
+static u64 dirty_now(struct harness *h)
+{
+	struct vc_stats st;
+
+	if (!h->c)
+		return 0;
+	vc_cache_get_stats(h->c, &st);
+	return st.dirty_blocks;
+}
+
+/* State across the armed phase for the dirty upper bound. */
+struct track {
+	u64 dirty_max;		/* max dirty seen before an op */
+	u64 span;		/* blocks the op in progress touches */
+};
+
+static void before_op(struct harness *h, struct track *t, u32 len)
+{
+	u64 d = dirty_now(h);
+	u64 span = len ? (len + h->cfg.block_size - 1) / h->cfg.block_size + 1
+		       : 0;
+
+	if (d > t->dirty_max)
+		t->dirty_max = d;
+	if (span > t->span)
+		t->span = span;
+}
+
+static bool is_cut(struct harness *h)
+{
+	return simdev_power_is_cut(h->pw);
+}
+
+/* Host op; errors are expected once the power is gone. */
+static void hop(struct harness *h, struct track *t, int d, int op, u32 flags,
+		u64 sector, u32 len)
+{
+	struct h_io *io;
+
+	if (!h->c || h->dev[d].id == H_NO_ID)
+		return;
+	before_op(h, t, len);
+	io = h_io_new(h, d, op, flags, sector, len);
+	io->tolerate_err = true;
+	h_submit(h, io);
+	h_wait(h, io);
+	if (io->err && !is_cut(h))
+		h_fail(h, "host op %d dev %d sector %llu failed (%d) with power on",
+		       op, d, (unsigned long long)sector, io->err);
+	h_io_free(io);
+}
+
+/*
+ * The deterministic host workload: writes (some FUA, some PREFLUSH) over
+ * a hot area, reads that fill the cache with clean blocks, FLUSHes,
+ * discards, partial-block writes.
+ */
+static void workload(struct harness *h, struct track *t, u64 nops)
+{
+	u64 spb = h->cfg.block_size / H_SECT, i;
+
+	for (i = 0; i < nops && !is_cut(h) && !h->failures; i++) {
+		int d = (int)h_rand_below(h, h->o.ndev);
+		u64 nblk = h->dev[d].nr_sectors / spb;
+		u64 blk = h_rand_below(h, nblk / 2);
+		u64 x = h_rand_below(h, 100);
+		u32 len = (u32)(spb * H_SECT * (1 + h_rand_below(h, 4)));
+		u64 sec = blk * spb;
+
+		if (sec + len / H_SECT > h->dev[d].nr_sectors)
+			continue;
+		if (x < 35) {
+			hop(h, t, d, VC_OP_READ, 0, sec, len);
+		} else if (x < 75) {
+			hop(h, t, d, VC_OP_WRITE, 0, sec, len);
+		} else if (x < 80) {
+			hop(h, t, d, VC_OP_WRITE, VC_IO_FUA, sec, len);
+		} else if (x < 84) {
+			hop(h, t, d, VC_OP_WRITE, VC_IO_PREFLUSH, sec, len);
+		} else if (x < 88) {
+			/* partial block */
+			hop(h, t, d, VC_OP_WRITE, 0, sec + 1, H_SECT * 3);
+		} else if (x < 94) {
+			hop(h, t, d, VC_OP_FLUSH, 0, 0, 0);
+		} else {
+			hop(h, t, d, VC_OP_DISCARD, 0, sec, len);
+		}
+		h_advance(h, 50000);
+		h_pump(h);
+	}
+}
+
+/* Pre-phase shared by the management scenarios: dirty and clean data. */
+static void prepare(struct harness *h, struct track *t)
+{
+	u64 spb = h->cfg.block_size / H_SECT, b;
+
+	workload(h, t, 120);
+	/* flush dev 1 on demand: its blocks become clean but stay cached */
+	if (h->o.ndev > 1 && h->dev[1].id != H_NO_ID && !h->failures)
+		vc_cache_flush(h->c, h->dev[1].id, NULL, NULL);
+	/* a few more dirty blocks on dev 0, acknowledged-durable by FLUSH */
+	for (b = 0; b < 8; b++)
+		hop(h, t, 0, VC_OP_WRITE, 0, (200 + b * 3) * spb,
+		    h->cfg.block_size);
+	hop(h, t, 0, VC_OP_FLUSH, 0, 0, 0);
+	/* and some acknowledged but not flushed */
+	for (b = 0; b < 4; b++)
+		hop(h, t, 0, VC_OP_WRITE, 0, (300 + b) * spb,
+		    h->cfg.block_size);
+}
+
+static void setup_harness(struct harness *h, const struct opts *o)
+{
+	struct h_opts ho = {
+		.seed = o->seed, .ndev = 2,
+		.backing_sectors = 2 * 2048,	/* 2 MiB */
+		.cache_sectors = 1024 * 2,	/* 1 MiB */
+		.block_size = 4096,
+		.completion = SIMDEV_COMPLETE_INLINE,
+		.cut_mode = o->cut_mode,
+		.volatile_backing = true,
+		.verbose = o->verbose,
+	};
+	int d;
+
+	if (h_init(h, &ho)) {
+		fprintf(stderr, "crash: harness init failed\n");
+		exit(2);
+	}
+	for (d = 0; d < (int)ho.ndev; d++)
+		h_prefill(h, d);
+	h->cfg.mode = VC_MODE_WB;
+	/* the cleaner only runs when a scenario asks for it */
+	h->cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
+	h->cfg.params.v[VC_P_DIRTY_LOW_PCT] = 99;
+	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	h->cfg.params.v[VC_P_IDLE_MS] = 0;
+}
+
+/* Pump the engine until @cond or the power is cut. */
+static void drive_until_clean(struct harness *h, struct track *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < 200000 && !is_cut(h); i++) {
+		before_op(h, t, 0);
+		if (!dirty_now(h))
+			break;
+		if (!h_pump(h))
+			h_advance(h, 10000000);
+		if (i % 64 == 0)
+			vc_cache_kick_cleaner(h->c);
+	}
+}
+
+/*
+ * Run scenario @s, cutting at metadata write @k of the armed phase
+ * (0: never).  Fills @res.
+ */
+static void run(const struct opts *o, int s, u64 k, struct result *res)
+{
+	static struct harness hh;
+	struct harness *h = &hh;
+	struct track t = { 0 };
+	u64 base, lo = 0;
+	char err[160] = "";
+	int ret, d;
+	bool freed = false;
+
+	memset(res, 0, sizeof(*res));
+	setup_harness(h, o);
+	snprintf(h->last_op, sizeof(h->last_op), "%s K=%llu", scen_name[s],
+		 (unsigned long long)k);
+
+	if (s != S_CREATE) {
+		ret = h_create(h);
+		if (ret) {
+			h_fail(h, "create: %d", ret);
+			goto out;
+		}
+		if (s == S_ATTACH) {
+			vc_cache_detach(h->c, h->dev[1].id, 0);
+			h->dev[1].id = H_NO_ID;
+		}
+		if (s != S_WORKLOAD)
+			prepare(h, &t);
+		if (h->failures)
+			goto out;
+	}
+	t = (struct track){ 0 };
+	before_op(h, &t, 0);
+	base = simdev_power_writes(h->pw, true);
+	simdev_power_cut_at(h->pw, k, true);
+
+	switch (s) {
+	case S_WORKLOAD:
+		workload(h, &t, 300);
+		break;
+	case S_CREATE:
+		ret = h_create(h);
+		if (ret && !is_cut(h))
+			h_fail(h, "create: %d", ret);
+		if (!ret && !is_cut(h))
+			workload(h, &t, 10);
+		break;
+	case S_ATTACH:
+		ret = h_attach(h, 1);
+		if (ret && !is_cut(h))
+			h_fail(h, "attach: %d", ret);
+		break;
+	case S_MODE:
+		vc_cache_set_mode(h->c, VC_MODE_WT);
+		drive_until_clean(h, &t);
+		if (!is_cut(h) && dirty_now(h))
+			h_fail(h, "write-through: still %llu dirty",
+			       (unsigned long long)dirty_now(h));
+		break;
+	case S_FLUSH:
+		ret = vc_cache_flush(h->c, VC_DEV_ID_ALL, NULL, NULL);
+		if (ret && !is_cut(h))
+			h_fail(h, "flush on demand: %d", ret);
+		break;
+	case S_DETACH:
+		ret = vc_cache_detach(h->c, h->dev[0].id, 0);
+		if (ret && !is_cut(h))
+			h_fail(h, "detach: %d", ret);
+		/* once detached, the data must be home */
+		if (!ret)
+			h->dev[0].id = H_NO_ID;
+		break;
+	case S_SHUTDOWN:
+		ret = vc_cache_shutdown(h->c, 0);
+		h->c = NULL;
+		freed = true;
+		if (ret && !is_cut(h))
+			h_fail(h, "shutdown: %d", ret);
+		break;
+	}
+	res->meta_writes = simdev_power_writes(h->pw, true) - base;
+	res->cut = is_cut(h);
+	if (h->failures)
+		goto out;
+	/* No cut reached: cut now, after the operation completed. */
+	if (!res->cut)
+		simdev_power_cut(h->pw);
+	before_op(h, &t, 0);
+	h_quiesce(h);
+	if (h->c && !freed) {
+		vc_cache_abandon(h->c);
+		h->c = NULL;
+	}
+	simdev_power_restore(h->pw);
+	for (d = 0; d < (int)h->o.ndev; d++)
+		lo += h_blocks_only_in_cache(h, d);
+	ret = h_load(h, err, sizeof(err));
+	res->load_err = ret;
+	if (ret) {
+		/*
+		 * Only an interrupted create may leave nothing to load; the
+		 * backing devices must then hold everything (nothing was
+		 * cached yet).
+		 */
+		if (s == S_CREATE && (ret == -ENODATA || ret == -EUCLEAN)) {
+			for (d = 0; d < (int)h->o.ndev; d++)
+				h_verify_backing(h, d, true);
+		} else {
+			h_fail(h, "load after cut: %d (%s)", ret, err);
+		}
+		goto out;
+	}
+	res->dirty_loaded = dirty_now(h);
+	res->dirty_lo = lo;
+	res->dirty_hi = t.dirty_max + t.span;
+	if (res->dirty_loaded < lo)
+		h_fail(h, "%llu blocks recovered dirty, but %llu blocks hold data only in the cache",
+		       (unsigned long long)res->dirty_loaded,
+		       (unsigned long long)lo);
+	if (res->dirty_loaded > res->dirty_hi)
+		h_fail(h, "%llu blocks recovered dirty, at most %llu were dirty at the cut",
+		       (unsigned long long)res->dirty_loaded,
+		       (unsigned long long)res->dirty_hi);
+	h_verify_after_crash(h);
+	total_sectors += h->sectors_checked;
+out:
+	res->failures = h->failures;
+	h_fini(h);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
+		"             [--seed N] [--cut-mode drop|random|torn|keep] [-v]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "scenario", 1, NULL, 'S' }, { "stride", 1, NULL, 't' },
+		{ "max-k", 1, NULL, 'm' }, { "seed", 1, NULL, 's' },
+		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' }, { "verbose", 0, NULL, 'v' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
+			  .cut_mode = SIMDEV_CUT_DROP_ALL };
+	struct result dry, res;
+	int c, s, bad_scen = 0;
+	clock_t t0 = clock();
+
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:v", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			if (!strcmp(optarg, "all"))
+				break;
+			for (s = 0; s < S_NR; s++)
+				if (!strcmp(optarg, scen_name[s]))
+					o.only = s;
+			if (o.only < 0)
+				usage();
+			break;
+		case 't':
+			o.stride = strtoull(optarg, NULL, 0);
+			if (!o.stride)
+				usage();
+			break;
+		case 'm': o.max_k = strtoull(optarg, NULL, 0); break;
+		case 'k': o.only_k = strtoull(optarg, NULL, 0); break;
+		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 'c':
+			if (!strcmp(optarg, "drop"))
+				o.cut_mode = SIMDEV_CUT_DROP_ALL;
+			else if (!strcmp(optarg, "random"))
+				o.cut_mode = SIMDEV_CUT_RANDOM_WRITES;
+			else if (!strcmp(optarg, "torn"))
+				o.cut_mode = SIMDEV_CUT_RANDOM_SECTORS;
+			else if (!strcmp(optarg, "keep"))
+				o.cut_mode = SIMDEV_CUT_KEEP_ALL;
+			else
+				usage();
+			break;
+		case 'v': o.verbose++; break;
+		default: usage();
+		}
+	}
+	printf("crash: seed %llu stride %llu cut-mode %d\n",
+	       (unsigned long long)o.seed, (unsigned long long)o.stride,
+	       o.cut_mode);
+	for (s = 0; s < S_NR; s++) {
+		u64 k, n, points = 0, fails = 0, loads_refused = 0;
+		u64 dmin = ~0ULL, dmax = 0;
+
+		if (o.only >= 0 && s != o.only)
+			continue;
+		run(&o, s, 0, &dry);
+		if (dry.failures) {
+			printf("crash: %-16s dry run FAILED\n", scen_name[s]);
+			bad_scen++;
+			total_failures += dry.failures;
+			continue;
+		}
+		n = dry.meta_writes;
+		if (o.max_k && n > o.max_k)
+			n = o.max_k;
+		for (k = 1; k <= n; k += o.stride) {
+			if (o.only_k && k != o.only_k)
+				continue;
+			run(&o, s, k, &res);
+			points++;
+			if (res.load_err)
+				loads_refused++;
+			if (res.dirty_loaded < dmin)
+				dmin = res.dirty_loaded;
+			if (res.dirty_loaded > dmax)
+				dmax = res.dirty_loaded;
+			if (res.failures) {
+				fails++;
+				if (fails <= 3)
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu -v)\n",
+					       scen_name[s],
+					       (unsigned long long)k,
+					       scen_name[s],
+					       (unsigned long long)k,
+					       (unsigned long long)o.seed);
+			}
+		}
+		printf("crash: %-16s %4llu metadata writes, %4llu cut points, %llu failed, %llu loads refused, dirty after reload %llu..%llu\n",
+		       scen_name[s], (unsigned long long)dry.meta_writes,
+		       (unsigned long long)points, (unsigned long long)fails,
+		       (unsigned long long)loads_refused,
+		       (unsigned long long)(points ? dmin : 0),
+		       (unsigned long long)dmax);
+		fflush(stdout);
+		total_points += points;
+		total_failures += fails;
+		if (fails)
+			bad_scen++;
+	}
+	printf("crash: %llu cut points, %llu sectors verified, %.1f s CPU: %s\n",
+	       (unsigned long long)total_points,
+	       (unsigned long long)total_sectors,
+	       (double)(clock() - t0) / CLOCKS_PER_SEC,
+	       bad_scen ? "FAILED" : "OK");
+	return bad_scen ? 1 : 0;
+}

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * harness: the real engine on simulated devices, with a reference model
+ * of the backing devices' contents (see harness.h).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MAGIC	0x76636163686531ULL	/* "vcache1" */
+
+static void *xzalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		fprintf(stderr, "harness: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+u64 h_rand(struct harness *h)
+{
+	u64 z = (h->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void h_fail(struct harness *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	h->failures++;
+	if (h->failures > 20)
+		return;
+	fprintf(stderr, "MODEL FAILURE (seed %llu): ",
+		(unsigned long long)h->o.seed);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n  last op: %s\n", h->last_op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Data pattern */
+
+void h_fill_sector(u8 *p, u32 dev, u64 sector, u32 ver)
+{
+	u64 *w = (u64 *)p;
+	unsigned int i;
+
+	w[0] = MAGIC;
+	w[1] = dev;
+	w[2] = sector;
+	w[3] = ver;
+	for (i = 4; i < H_SECT / 8; i++)
+		w[i] = w[i - 1] * 6364136223846793005ULL +
+		       1442695040888963407ULL + sector;
+}
+
+long long h_sector_version(const u8 *p, u32 dev, u64 sector)
+{
+	const u64 *w = (const u64 *)p;
+	u8 ref[H_SECT];
+	unsigned int i;
+
+	if (w[0] != MAGIC) {
+		for (i = 0; i < H_SECT / 8; i++)
+			if (w[i])
+				return -1;
+		return 0;
+	}
+	if (w[1] != dev || w[2] != sector || !w[3] || w[3] > 0xffffffffULL)
+		return -1;
+	h_fill_sector(ref, dev, sector, (u32)w[3]);
+	if (memcmp(ref, p, H_SECT))
+		return -1;
+	return (long long)w[3];
+}
+
+static void describe(const u8 *p, char *out, size_t n)
+{
+	const u64 *w = (const u64 *)p;
+
+	if (w[0] == MAGIC)
+		snprintf(out, n, "stamp dev %llu sector %llu version %llu",
+			 (unsigned long long)w[1], (unsigned long long)w[2],
+			 (unsigned long long)w[3]);
+	else
+		snprintf(out, n, "unstamped data %016llx %016llx",
+			 (unsigned long long)w[0], (unsigned long long)w[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Clock, pump */
+
+static u64 clock_fn(void *ctx)
+{
+	struct harness *h = ctx;
+
+	return __atomic_load_n(&h->now, __ATOMIC_RELAXED);
+}
+
+void h_advance(struct harness *h, u64 ns)
+{
+	__atomic_store_n(&h->now, h->now + ns, __ATOMIC_RELAXED);
+}
+
+bool h_pump(struct harness *h)
+{
+	unsigned int n = 0;
+
+	if (h->o.completion == SIMDEV_COMPLETE_QUEUED)
+		n += simdev_complete(h->pw, 1 + (unsigned int)h_rand_below(h, 8));
+	n += vc_posix_run_work();
+	return n > 0;
+}
+
+/* Called by engine waits in manual mode. */
+static bool pump_hook(void *ctx)
+{
+	struct harness *h = ctx;
+	u64 next;
+
+	if (h_pump(h))
+		return true;
+	/* nothing to do now: jump the clock to the next timer */
+	next = vc_posix_next_work_ns();
+	if (next != ~0ULL) {
+		if (next > h->now)
+			__atomic_store_n(&h->now, next, __ATOMIC_RELAXED);
+		else
+			h_advance(h, 1000000);
+		return true;
+	}
+	return false;
+}
+
+void h_quiesce(struct harness *h)
+{
+	unsigned int idle = 0;
+
+	while (h->inflight || simdev_power_inflight(h->pw)) {
+		if (h_pump(h)) {
+			idle = 0;
+			continue;
+		}
+		/* host I/O waiting for a timer (e.g. a busy block) */
+		h_advance(h, 1000000);
+		if (++idle > 100000) {
+			h_fail(h, "quiesce: %u host I/O never completed",
+			       h->inflight);
+			abort();
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup */
+
+static void dev_alloc(struct h_dev *hd, u64 n)
+{
+	hd->nr_sectors = n;
+	hd->cur = xzalloc(n * 4);
+	hd->dur = xzalloc(n * 4);
+	hd->hi = xzalloc(n * 4);
+	hd->alt = xzalloc(n * 4);
+	hd->wepoch = xzalloc(n * 4);
+	hd->unknown = xzalloc(n);
+	hd->zsince = xzalloc(n);
+	hd->busy = xzalloc(n);
+}
+
+static void dev_free(struct h_dev *hd)
+{
+	free(hd->cur);
+	free(hd->dur);
+	free(hd->hi);
+	free(hd->alt);
+	free(hd->wepoch);
+	free(hd->unknown);
+	free(hd->zsince);
+	free(hd->busy);
+}
+
+int h_init(struct harness *h, const struct h_opts *o)
+{
+	struct simdev_config sc = { 0 };
+	u32 i;
+
+	memset(h, 0, sizeof(*h));
+	h->o = *o;
+	if (!o->ndev || o->ndev > H_MAX_DEV)
+		return -EINVAL;
+	h->rng = o->seed;
+	h->now = 1000000000ULL;
+	h->epoch = 1;
+	h->durable_epoch = 0;
+	vc_posix_set_clock(clock_fn, h);
+	vc_posix_set_manual_work(true);
+	vc_posix_set_pump(pump_hook, h);
+	vc_posix_set_log_level(o->verbose > 1 ? 3 : 0);
+	h->pw = simdev_power_new(o->completion, o->seed ^ 0xabcdefULL);
+	sc.power = h->pw;
+	sc.name = "cache";
+	sc.nr_sectors = o->cache_sectors;
+	sc.volatile_cache = true;
+	sc.cut_mode = o->cut_mode;
+	sc.seed = o->seed * 3 + 1;
+	h->csd = simdev_new(&sc);
+	if (!h->csd)
+		return -EINVAL;
+	for (i = 0; i < o->ndev; i++) {
+		struct h_dev *hd = &h->dev[i];
+		char name[16];
+
+		snprintf(name, sizeof(name), "hdd%u", i);
+		sc.name = name;
+		sc.nr_sectors = o->backing_sectors;
+		sc.volatile_cache = o->volatile_backing;
+		sc.seed = o->seed * 7 + i;
+		hd->sd = simdev_new(&sc);
+		if (!hd->sd)
+			return -EINVAL;
+		snprintf(hd->uuid, sizeof(hd->uuid), "model-hdd-%u", i);
+		hd->id = H_NO_ID;
+		dev_alloc(hd, o->backing_sectors);
+	}
+	vc_cache_config_default(&h->cfg);
+	h->cfg.block_size = o->block_size;
+	return 0;
+}
+
+void h_fini(struct harness *h)
+{
+	u32 i;
+
+	if (h->c) {
+		h_quiesce(h);
+		vc_cache_abandon(h->c);
+		h->c = NULL;
+	}
+	simdev_drain(h->pw);
+	simdev_free(h->csd);
+	for (i = 0; i < h->o.ndev; i++) {
+		simdev_free(h->dev[i].sd);
+		dev_free(&h->dev[i]);
+	}
+	simdev_power_free(h->pw);
+	vc_posix_set_pump(NULL, NULL);
+	vc_posix_set_clock(NULL, NULL);
+	vc_posix_set_manual_work(false);
+}
+
+int h_attach(struct harness *h, int d)
+{
+	struct h_dev *hd = &h->dev[d];
+	int ret;
+
+	ret = vc_cache_attach(h->c, simdev_dev(hd->sd), hd->uuid, &hd->id);
+	if (ret)
+		hd->id = H_NO_ID;
+	return ret;
+}
+
+int h_create(struct harness *h)
+{
+	u32 i;
+	int ret;
+
+	ret = vc_cache_create(simdev_dev(h->csd), &h->cfg, &h->c);
+	if (ret) {
+		h->c = NULL;
+		return ret;
+	}
+	for (i = 0; i < h->o.ndev; i++) {
+		ret = h_attach(h, (int)i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int h_load(struct harness *h, char *err, size_t errlen)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < h->o.ndev; i++)
+		h->dev[i].id = H_NO_ID;
+	ret = vc_cache_load(simdev_dev(h->csd), 0, &h->c, err, errlen);
+	if (ret) {
+		h->c = NULL;
+		return ret;
+	}
+	for (i = 0; i < h->o.ndev; i++) {
+		ret = h_attach(h, (int)i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Model updates */
+
+static u32 durable_of(struct harness *h, struct h_dev *hd, u64 s)
+{
+	return hd->wepoch[s] < h->durable_epoch ? hd->cur[s] : hd->dur[s];
+}
+
+/* Before changing sector s: fold the lazily durable state. */
+static void settle(struct harness *h, struct h_dev *hd, u64 s)
+{
+	if (hd->wepoch[s] < h->durable_epoch) {
+		hd->dur[s] = hd->cur[s];
+		hd->zsince[s] = 0;
+	}
+}
+
+static void flush_done(struct harness *h, u32 snap)
+{
+	if (snap + 1 > h->durable_epoch)
+		h->durable_epoch = snap + 1;
+}
+
+static void model_write(struct harness *h, struct h_io *io)
+{
+	struct h_dev *hd = &h->dev[io->d];
+	u64 s, end = io->hio.sector + io->hio.len / H_SECT;
+	bool fua = io->hio.flags & VC_IO_FUA;
+
+	for (s = io->hio.sector; s < end; s++) {
+		if (io->err) {
+			settle(h, hd, s);
+			hd->unknown[s] = 1;
+			hd->wepoch[s] = h->epoch;
+			if (io->ver > hd->hi[s])
+				hd->hi[s] = io->ver;
+			continue;
+		}
+		settle(h, hd, s);
+		hd->cur[s] = io->ver;
+		if (io->ver > hd->hi[s])
+			hd->hi[s] = io->ver;
+		hd->alt[s] = 0;
+		hd->unknown[s] = 0;
+		hd->wepoch[s] = h->epoch;
+		if (fua) {
+			hd->dur[s] = io->ver;
+			hd->zsince[s] = 0;
+		}
+	}
+}
+
+static void model_discard(struct harness *h, struct h_io *io)
+{
+	struct h_dev *hd = &h->dev[io->d];
+	u64 s, end = io->hio.sector + io->hio.len / H_SECT;
+
+	for (s = io->hio.sector; s < end; s++) {
+		settle(h, hd, s);
+		if (io->err) {
+			hd->unknown[s] = 1;
+		} else {
+			if (hd->cur[s])
+				hd->alt[s] = hd->cur[s];
+			hd->cur[s] = 0;
+			hd->zsince[s] = 1;
+		}
+		hd->wepoch[s] = h->epoch;
+	}
+}
+
+static void check_read(struct harness *h, struct h_io *io)
+{
+	struct h_dev *hd = &h->dev[io->d];
+	u64 i, n = io->hio.len / H_SECT;
+
+	for (i = 0; i < n; i++) {
+		u64 s = io->hio.sector + i;
+		const u8 *p = io->data + i * H_SECT;
+		long long v = h_sector_version(p, (u32)io->d, s);
+		char got[96];
+
+		h->sectors_checked++;
+		if (hd->unknown[s] && v >= 0)
+			continue;
+		if (hd->cur[s] == 0 && (v == 0 || (hd->alt[s] &&
+						   v == hd->alt[s])))
+			continue;
+		if (v == hd->cur[s] && v != 0)
+			continue;
+		if (h->lossy && v > 0 && v <= hd->hi[s]) {
+			h->stale_tolerated++;
+			continue;
+		}
+		describe(p, got, sizeof(got));
+		h_fail(h, "read dev %d sector %llu: expected version %u%s, got %s",
+		       io->d, (unsigned long long)s, hd->cur[s],
+		       hd->cur[s] ? "" : " (zeroes)", got);
+		return;
+	}
+}
+
+static void end_io(struct vc_host_io *hio, int err)
+{
+	struct h_io *io = vc_container_of(hio, struct h_io, hio);
+	struct harness *h = io->h;
+	u64 s, n = hio->len / H_SECT;
+
+	if (io->done) {
+		h_fail(h, "host I/O completed twice");
+		return;
+	}
+	io->done = true;
+	io->err = err;
+	h->inflight--;
+	if (err) {
+		h->n_errors++;
+		if (!io->tolerate_err)
+			h_fail(h, "unexpected error %d on op %u dev %d sector %llu len %u",
+			       err, hio->op, io->d,
+			       (unsigned long long)hio->sector, hio->len);
+	}
+	if (hio->op != VC_OP_FLUSH)
+		for (s = hio->sector; s < hio->sector + n; s++)
+			h->dev[io->d].busy[s] = 0;
+	/* PREFLUSH: everything acknowledged before submission is durable */
+	if (!err && (hio->op == VC_OP_FLUSH ||
+		     (hio->flags & VC_IO_PREFLUSH)))
+		flush_done(h, io->snap);
+	switch (hio->op) {
+	case VC_OP_READ:
+		if (!err && io->check)
+			check_read(h, io);
+		break;
+	case VC_OP_WRITE:
+		model_write(h, io);
+		break;
+	case VC_OP_DISCARD:
+		model_discard(h, io);
+		break;
+	}
+}
+
+bool h_range_free(struct harness *h, int d, u64 sector, u32 len)
+{
+	u64 s;
+
+	for (s = sector; s < sector + len / H_SECT; s++)
+		if (h->dev[d].busy[s])
+			return false;
+	return true;
+}
+
+struct h_io *h_io_new(struct harness *h, int d, int op, u32 flags,
+		      u64 sector, u32 len)
+{
+	struct h_io *io = xzalloc(sizeof(*io));
+	u64 i;
+
+	io->h = h;
+	io->d = d;
+	io->check = true;
+	io->hio.dev_id = h->dev[d].id;
+	io->hio.op = (u8)op;
+	io->hio.flags = flags;
+	io->hio.sector = sector;
+	io->hio.len = len;
+	io->hio.pid = 1;
+	io->hio.tgid = 1;
+	io->hio.end_io = end_io;
+	if (len) {
+		io->data = xzalloc(len);
+		io->hio.buf = vc_buf_wrap(io->data, len);
+	}
+	if (op == VC_OP_WRITE) {
+		io->ver = ++h->version;
+		for (i = 0; i < len / H_SECT; i++)
+			h_fill_sector(io->data + i * H_SECT, (u32)d,
+				      sector + i, io->ver);
+	} else if (op == VC_OP_READ) {
+		memset(io->data, 0xee, len);
+	}
+	return io;
+}
+
+void h_submit(struct harness *h, struct h_io *io)
+{
+	u64 s;
+
+	if (io->hio.op == VC_OP_FLUSH || (io->hio.flags & VC_IO_PREFLUSH)) {
+		io->snap = h->epoch;
+		h->epoch++;
+	}
+	if (io->hio.op != VC_OP_FLUSH)
+		for (s = io->hio.sector;
+		     s < io->hio.sector + io->hio.len / H_SECT; s++)
+			h->dev[io->d].busy[s] = 1;
+	switch (io->hio.op) {
+	case VC_OP_READ:
+		h->n_reads++;
+		break;
+	case VC_OP_WRITE:
+		h->n_writes++;
+		break;
+	case VC_OP_FLUSH:
+		h->n_flushes++;
+		break;
+	default:
+		h->n_discards++;
+	}
+	h->inflight++;
+	vc_cache_submit(h->c, &io->hio);
+}
+
+int h_wait(struct harness *h, struct h_io *io)
+{
+	unsigned int idle = 0;
+
+	while (!io->done) {
+		if (h_pump(h)) {
+			idle = 0;
+			continue;
+		}
+		h_advance(h, 1000000);
+		if (++idle > 100000) {
+			h_fail(h, "host I/O never completed");
+			abort();
+		}
+	}
+	return io->err;
+}
+
+void h_io_free(struct h_io *io)
+{
+	if (!io)
+		return;
+	vc_buf_free(io->hio.buf);
+	free(io->data);
+	free(io);
+}
+
+int h_do(struct harness *h, int d, int op, u32 flags, u64 sector, u32 len)
+{
+	struct h_io *io = h_io_new(h, d, op, flags, sector, len);
+	int err;
+
+	io->tolerate_err = h->lossy;
+	h_submit(h, io);
+	err = h_wait(h, io);
+	h_io_free(io);
+	return err;
+}
+
+void h_prefill(struct harness *h, int d)
+{
+	struct h_dev *hd = &h->dev[d];
+	u32 ver = ++h->version;
+	u8 p[H_SECT];
+	u64 s;
+
+	for (s = 0; s < hd->nr_sectors; s++) {
+		h_fill_sector(p, (u32)d, s, ver);
+		simdev_poke(hd->sd, s, p, H_SECT);
+		hd->cur[s] = ver;
+		hd->dur[s] = ver;
+		hd->hi[s] = ver;
+		hd->wepoch[s] = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Whole-device checks */
+
+#define CHUNK	(64u * 1024)
+
+void h_verify_all(struct harness *h, int d)
+{
+	struct h_dev *hd = &h->dev[d];
+	u64 s;
+
+	for (s = 0; s < hd->nr_sectors; s += CHUNK / H_SECT) {
+		u32 len = (u32)vc_min_u64(CHUNK, (hd->nr_sectors - s) * H_SECT);
+		struct h_io *io = h_io_new(h, d, VC_OP_READ, 0, s, len);
+
+		io->tolerate_err = h->lossy;
+		h_submit(h, io);
+		h_wait(h, io);
+		h_io_free(io);
+		if (h->failures)
+			return;
+	}
+}
+
+u64 h_verify_backing(struct harness *h, int d, bool durable)
+{
+	struct h_dev *hd = &h->dev[d];
+	u8 p[H_SECT];
+	u64 s, bad = 0;
+
+	for (s = 0; s < hd->nr_sectors; s++) {
+		u32 want = durable ? durable_of(h, hd, s) : hd->cur[s];
+		long long v;
+
+		if (hd->unknown[s])
+			continue;
+		if (durable)
+			simdev_peek_durable(hd->sd, s, p, H_SECT);
+		else
+			simdev_peek(hd->sd, s, p, H_SECT);
+		v = h_sector_version(p, (u32)d, s);
+		if (v == want || (want == 0 && hd->alt[s] && v == hd->alt[s]))
+			continue;
+		if (h->lossy && v >= 0 && v <= hd->hi[s])
+			continue;
+		if (!bad)
+			h_fail(h, "backing dev %d sector %llu (%s): expected version %u, found %lld",
+			       d, (unsigned long long)s,
+			       durable ? "durable" : "current", want, v);
+		bad++;
+	}
+	return bad;
+}
+
+u64 h_blocks_only_in_cache(struct harness *h, int d)
+{
+	struct h_dev *hd = &h->dev[d];
+	u64 spb = h->cfg.block_size / H_SECT, b, s, n = 0;
+	u8 p[H_SECT];
+
+	for (b = 0; b < hd->nr_sectors / spb; b++) {
+		for (s = b * spb; s < (b + 1) * spb; s++) {
+			u32 want = durable_of(h, hd, s);
+			long long v;
+
+			if (hd->unknown[s] || !want)
+				continue;
+			simdev_peek_durable(hd->sd, s, p, H_SECT);
+			v = h_sector_version(p, (u32)d, s);
+			if (v != want) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+void h_verify_after_crash(struct harness *h)
+{
+	u32 d;
+
+	for (d = 0; d < h->o.ndev; d++) {
+		struct h_dev *hd = &h->dev[d];
+		u64 s0;
+
+		if (hd->id == H_NO_ID)
+			continue;
+		for (s0 = 0; s0 < hd->nr_sectors; s0 += CHUNK / H_SECT) {
+			u32 len = (u32)vc_min_u64(CHUNK,
+						  (hd->nr_sectors - s0) *
+						  H_SECT);
+			struct h_io *io = h_io_new(h, (int)d, VC_OP_READ, 0,
+						   s0, len);
+			u64 i;
+
+			io->check = false;
+			io->tolerate_err = h->lossy;
+			h_submit(h, io);
+			if (h_wait(h, io)) {
+				h_io_free(io);
+				continue;
+			}
+			for (i = 0; i < len / H_SECT; i++) {
+				u64 s = s0 + i;
+				const u8 *p = io->data + i * H_SECT;
+				long long v = h_sector_version(p, d, s);
+				u32 dv = durable_of(h, hd, s);
+				bool ok;
+				char got[96];
+
+				h->sectors_checked++;
+				if (hd->unknown[s])
+					ok = v >= 0;
+				else if (v == 0)
+					ok = dv == 0 || hd->zsince[s] ||
+					     hd->cur[s] == 0;
+				else if (v > 0)
+					ok = ((u32)v >= dv && (u32)v <= hd->hi[s])
+					     || (u32)v == hd->alt[s];
+				else
+					ok = false;
+				if (!ok && h->lossy && v > 0 &&
+				    (u32)v <= hd->hi[s]) {
+					h->stale_tolerated++;
+					ok = true;
+				}
+				if (!ok) {
+					describe(p, got, sizeof(got));
+					h_fail(h, "after crash dev %u sector %llu: durable version %u (last acked %u), got %s",
+					       d, (unsigned long long)s, dv,
+					       hd->cur[s], got);
+				}
+				/* resync: what was read is the truth now */
+				hd->cur[s] = v > 0 ? (u32)v : 0;
+				hd->dur[s] = hd->cur[s];
+				hd->alt[s] = 0;
+				hd->unknown[s] = v < 0;
+				hd->zsince[s] = 0;
+				hd->wepoch[s] = 0;
+			}
+			h_io_free(io);
+		}
+	}
+	/* every sector's cur is durable now */
+	h->epoch++;
+	h->durable_epoch = h->epoch;
+	for (d = 0; d < h->o.ndev; d++)
+		memset(h->dev[d].wepoch, 0, h->dev[d].nr_sectors * 4);
+}

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Randomized model-based test of the vcache engine.
+ *
+ * Millions of host operations (reads, writes with and without FUA and
+ * PREFLUSH, FLUSH, discards, sequential streams) interleaved with
+ * management (mode and policy switches, tunables, PID lists, blocking and
+ * background flush on demand, detach and reattach, clean shutdown and
+ * reload, optionally power cuts and reload) run against the real engine
+ * on simulated devices, while a reference model tracks every backing
+ * sector.  Every read is checked against the model; after flush on demand
+ * and detach the backing device itself is compared; after a power cut
+ * nothing older than the durable version may come back.
+ *
+ * Reproducible: the seed is printed; --seed and --ops replay a run.
+ *
+ *   model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]
+ *         [--errors none|cache|backing|lossy] [--block-size B]
+ *         [--backing-mib N] [--cache-kib N] [-v]
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+struct run {
+	struct harness h;
+	u64 ops;
+	bool queued;
+	bool crash;
+	int errors;		/* 0 none, 1 cache writes, 2 backing, 3 lossy */
+	u64 stream_next[4][H_MAX_DEV];
+	/* figures */
+	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
+	u64 n_shutdown, n_crash, n_pid, n_seq;
+	u64 n_cut_loaded;
+	struct h_io *slots[64];
+	unsigned int nslots;
+};
+
+enum { ERR_NONE, ERR_CACHE, ERR_BACKING, ERR_LOSSY };
+
+static struct harness *H;
+
+#define FAILED(h) ((h)->failures != 0)
+
+static void note(struct harness *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct harness *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h->last_op, sizeof(h->last_op), fmt, ap);
+	va_end(ap);
+	if (h->o.verbose > 2)
+		fprintf(stderr, "op: %s\n", h->last_op);
+}
+
+static int pick_dev(struct run *r)
+{
+	struct harness *h = &r->h;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		int d = (int)h_rand_below(h, h->o.ndev);
+
+		if (h->dev[d].id != H_NO_ID)
+			return d;
+	}
+	return -1;
+}
+
+/* Hot/cold ranges: 80% of I/O in the first 20% of each device. */
+static void pick_range(struct run *r, int d, u64 *sector, u32 *len)
+{
+	struct harness *h = &r->h;
+	u64 n = h->dev[d].nr_sectors, spb = h->cfg.block_size / H_SECT;
+	u64 start, sects;
+
+	if (h_rand_below(h, 10) < 8)
+		start = h_rand_below(h, n / 5);
+	else
+		start = h_rand_below(h, n);
+	switch (h_rand_below(h, 4)) {
+	case 0:		/* sub-block, unaligned */
+		sects = 1 + h_rand_below(h, spb * 2);
+		break;
+	case 1:		/* multi-block, unaligned */
+		sects = 1 + h_rand_below(h, spb * 16);
+		break;
+	default:	/* block-aligned */
+		start -= start % spb;
+		sects = spb * (1 + h_rand_below(h, 8));
+	}
+	if (start + sects > n)
+		sects = n - start;
+	*sector = start;
+	*len = (u32)(sects * H_SECT);
+}
+
+static void wait_slot(struct run *r)
+{
+	struct harness *h = &r->h;
+	unsigned int depth = r->queued ? 8 : 1;
+
+	while (h->inflight >= depth)
+		if (!h_pump(h))
+			h_advance(h, 100000);
+}
+
+static bool errors_possible(struct run *r)
+{
+	return r->errors == ERR_BACKING || r->errors == ERR_LOSSY ||
+	       simdev_power_is_cut(r->h.pw);
+}
+
+static void reap_done(struct run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nslots;) {
+		if (r->slots[i]->done) {
+			h_io_free(r->slots[i]);
+			r->slots[i] = r->slots[--r->nslots];
+		} else {
+			i++;
+		}
+	}
+}
+
+static void host_op(struct run *r, int op, u32 flags, int d, u64 sector,
+		    u32 len, u64 stream)
+{
+	struct harness *h = &r->h;
+	struct h_io *io;
+
+	if (len && !h_range_free(h, d, sector, len))
+		return;
+	io = h_io_new(h, d, op, flags, sector, len);
+	io->tolerate_err = errors_possible(r) || h->lossy;
+	io->hio.stream = stream;
+	io->hio.pid = 100 + (s32)(stream & 3);
+	io->hio.tgid = 100;
+	note(h, "%s flags %#x dev %d sector %llu len %u",
+	     op == VC_OP_READ ? "read" : op == VC_OP_WRITE ? "write" :
+	     op == VC_OP_FLUSH ? "flush" : "discard", flags, d,
+	     (unsigned long long)sector, len);
+	h_submit(h, io);
+	if (!r->queued) {
+		h_wait(h, io);
+		h_io_free(io);
+		return;
+	}
+	/* queued: freed by reap_done() once completed */
+	r->slots[r->nslots++] = io;
+	while (r->nslots >= VC_ARRAY_SIZE(r->slots)) {
+		reap_done(r);
+		if (r->nslots >= VC_ARRAY_SIZE(r->slots) && !h_pump(h))
+			h_advance(h, 100000);
+	}
+}
+
+static void reap_all(struct run *r)
+{
+	h_quiesce(&r->h);
+	reap_done(r);
+}
+
+static void op_rw(struct run *r)
+{
+	struct harness *h = &r->h;
+	int d = pick_dev(r);
+	u64 sector, x = h_rand_below(h, 100);
+	u32 len, flags = 0;
+
+	if (d < 0)
+		return;
+	pick_range(r, d, &sector, &len);
+	wait_slot(r);
+	if (x < 52) {
+		host_op(r, VC_OP_READ, 0, d, sector, len, h_rand(h));
+		return;
+	}
+	if (x < 97) {
+		if (h_rand_below(h, 20) == 0)
+			flags |= VC_IO_FUA;
+		if (h_rand_below(h, 30) == 0)
+			flags |= VC_IO_PREFLUSH;
+		host_op(r, VC_OP_WRITE, flags, d, sector, len, h_rand(h));
+		return;
+	}
+	host_op(r, VC_OP_DISCARD, 0, d, sector, len, 0);
+}
+
+/* A sequential stream: one of four submitters continues its run. */
+static void op_seq(struct run *r)
+{
+	struct harness *h = &r->h;
+	int d = pick_dev(r), k = (int)h_rand_below(h, 4);
+	u64 *next, n;
+	u32 len = 64 * 1024;
+
+	if (d < 0)
+		return;
+	n = h->dev[d].nr_sectors;
+	next = &r->stream_next[k][d];
+	if (*next + len / H_SECT > n || h_rand_below(h, 64) == 0)
+		*next = h_rand_below(h, n / 2);
+	wait_slot(r);
+	r->n_seq++;
+	host_op(r, k & 1 ? VC_OP_WRITE : VC_OP_READ, 0, d, *next, len,
+		1000 + (u64)k);
+	*next += len / H_SECT;
+}
+
+static void op_mode(struct run *r)
+{
+	struct harness *h = &r->h;
+	enum vc_mode m = (enum vc_mode)h_rand_below(h, VC_NR_MODES);
+
+	/* write-back most of the time: that is where bugs hide */
+	if (h_rand_below(h, 2))
+		m = VC_MODE_WB;
+	note(h, "set mode %s", vc_mode_name(m));
+	if (vc_cache_set_mode(h->c, m))
+		h_fail(h, "set_mode(%d) failed", m);
+	if (vc_cache_get_requested_mode(h->c) != m)
+		h_fail(h, "requested mode %d, engine says %d", m,
+		       vc_cache_get_requested_mode(h->c));
+	r->n_mode++;
+}
+
+static void op_policy(struct run *r)
+{
+	struct harness *h = &r->h;
+	enum vc_policy p = (enum vc_policy)h_rand_below(h, VC_NR_POLICIES);
+
+	note(h, "set policy %s", vc_policy_name(p));
+	if (vc_cache_set_policy(h->c, p) || vc_cache_get_policy(h->c) != p)
+		h_fail(h, "set_policy(%d) failed", p);
+	r->n_policy++;
+}
+
+static void op_param(struct run *r)
+{
+	struct harness *h = &r->h;
+	u64 v;
+	int id, ret;
+
+	switch (h_rand_below(h, 9)) {
+	case 0:
+		id = VC_P_DIRTY_HIGH_PCT;
+		v = 20 + h_rand_below(h, 80);
+		break;
+	case 1:
+		id = VC_P_DIRTY_LOW_PCT;
+		v = h_rand_below(h, 20);
+		break;
+	case 2:
+		id = VC_P_MAX_DIRTY_AGE_MS;
+		v = h_rand_below(h, 3) ? 1000 * (1 + h_rand_below(h, 30)) : 0;
+		break;
+	case 3:
+		id = VC_P_IDLE_MS;
+		v = h_rand_below(h, 2) ? 100 * (1 + h_rand_below(h, 20)) : 0;
+		break;
+	case 4:
+		id = VC_P_WB_MAX_INFLIGHT;
+		v = 1 + h_rand_below(h, 64);
+		break;
+	case 5:
+		id = VC_P_SEQ_ENABLE;
+		v = h_rand_below(h, 2);
+		break;
+	case 6:
+		id = VC_P_SEQ_THRESHOLD_KIB;
+		v = 64 + h_rand_below(h, 512);
+		break;
+	case 7:
+		id = VC_P_ADMISSION;
+		v = h_rand_below(h, VC_NR_ADMISSIONS);
+		break;
+	default:
+		id = VC_P_WB_MAX_IO_KIB;
+		v = 4 << h_rand_below(h, 7);
+		break;
+	}
+	note(h, "set param %s = %llu", vc_param_name(id),
+	     (unsigned long long)v);
+	ret = vc_cache_set_param(h->c, id, v);
+	/* low > high watermark may be refused; anything else must work */
+	if (ret && ret != -EINVAL)
+		h_fail(h, "set_param %s=%llu: %d", vc_param_name(id),
+		       (unsigned long long)v, ret);
+	if (!ret && vc_cache_get_param(h->c, id) != v)
+		h_fail(h, "param %s reads back %llu, set %llu",
+		       vc_param_name(id),
+		       (unsigned long long)vc_cache_get_param(h->c, id),
+		       (unsigned long long)v);
+	r->n_param++;
+}
+
+static void op_pid(struct run *r)
+{
+	struct harness *h = &r->h;
+	struct vc_pidlist *pl = vc_cache_pidlist(h->c);
+	s32 pid = 100 + (s32)h_rand_below(h, 4);
+
+	if (!pl)
+		return;
+	note(h, "pidlist op on %d", pid);
+	switch (h_rand_below(h, 4)) {
+	case 0:
+		vc_pidlist_add(pl, VC_PID_DENY, pid);
+		break;
+	case 1:
+		vc_pidlist_del(pl, VC_PID_DENY, pid);
+		break;
+	case 2:
+		vc_pidlist_add(pl, VC_PID_ALLOW, pid);
+		break;
+	default:
+		vc_cache_set_param(h->c, VC_P_PID_MODE, h_rand_below(h, 2));
+	}
+	r->n_pid++;
+}
+
+static int progress_cb(void *arg, const struct vc_flush_progress *p)
+{
+	struct run *r = arg;
+
+	if (p->done > p->target + 0 && p->target)
+		h_fail(&r->h, "flush progress done %llu > target %llu",
+		       (unsigned long long)p->done,
+		       (unsigned long long)p->target);
+	return 0;
+}
+
+/* Blocking flush on demand of one device or all, then check backing. */
+static void op_flush_on_demand(struct run *r)
+{
+	struct harness *h = &r->h;
+	int d = pick_dev(r);
+	bool all = h_rand_below(h, 2);
+	struct vc_stats st;
+	int ret, i;
+
+	if (d < 0)
+		return;
+	reap_all(r);
+	note(h, "flush on demand %s", all ? "all" : "one device");
+	ret = vc_cache_flush(h->c, all ? VC_DEV_ID_ALL : h->dev[d].id,
+			     progress_cb, r);
+	r->n_fod++;
+	if (ret) {
+		if (!errors_possible(r) && !h->lossy)
+			h_fail(h, "flush on demand: %d", ret);
+		return;
+	}
+	h_quiesce(h);
+	if (h->lossy || errors_possible(r))
+		return;
+	for (i = 0; i < (int)h->o.ndev; i++) {
+		if (!all && i != d)
+			continue;
+		if (h->dev[i].id == H_NO_ID)
+			continue;
+		h_verify_backing(h, i, false);
+	}
+	if (all) {
+		vc_cache_get_stats(h->c, &st);
+		/* new dirty data may only come from host writes: none ran */
+		if (st.dirty_blocks)
+			h_fail(h, "%llu dirty blocks after flushing all",
+			       (unsigned long long)st.dirty_blocks);
+	}
+}
+
+static void bg_done(void *arg, int result)
+{
+	int *res = arg;
+
+	*res = result;
+}
+
+static void op_background_flush(struct run *r)
+{
+	struct harness *h = &r->h;
+	static int result = 1;
+	struct vc_flush_progress p;
+	int ret;
+
+	note(h, "background flush");
+	if (result == 1) {
+		ret = vc_cache_flush_start(h->c, VC_DEV_ID_ALL, bg_done,
+					   &result);
+		if (ret == -EBUSY)
+			return;
+		if (ret) {
+			h_fail(h, "flush_start: %d", ret);
+			return;
+		}
+		r->n_bgflush++;
+		if (h_rand_below(h, 3) == 0) {
+			vc_cache_flush_cancel(h->c);
+			vc_cache_flush_get_progress(h->c, &p);
+		}
+		return;
+	}
+	vc_cache_flush_get_progress(h->c, &p);
+	if (p.done > p.target)
+		h_fail(h, "background progress done > target");
+	result = 1;
+}
+
+static void op_detach(struct run *r)
+{
+	struct harness *h = &r->h;
+	int d = pick_dev(r), ret;
+
+	if (d < 0)
+		return;
+	reap_all(r);
+	note(h, "detach dev %d", d);
+	ret = vc_cache_detach(h->c, h->dev[d].id, 0);
+	r->n_detach++;
+	if (ret) {
+		if (!errors_possible(r) && !h->lossy)
+			h_fail(h, "detach: %d", ret);
+		return;
+	}
+	h->dev[d].id = H_NO_ID;
+	if (!h->lossy && !errors_possible(r))
+		h_verify_backing(h, d, false);
+	note(h, "reattach dev %d", d);
+	ret = h_attach(h, d);
+	if (ret)
+		h_fail(h, "reattach: %d", ret);
+}
+
+/* Clean shutdown, power cut, reload: everything acknowledged is back. */
+static void op_shutdown(struct run *r)
+{
+	struct harness *h = &r->h;
+	char err[160] = "";
+	u32 flags = h_rand_below(h, 3) == 0 ? VC_SHUTDOWN_FLUSH : 0;
+	int ret, d;
+
+	reap_all(r);
+	note(h, "clean shutdown%s + power cut + load",
+	     flags ? " (flush)" : "");
+	ret = vc_cache_shutdown(h->c, flags);
+	h->c = NULL;
+	r->n_shutdown++;
+	if (ret && !errors_possible(r) && !h->lossy)
+		h_fail(h, "shutdown: %d", ret);
+	simdev_power_cut(h->pw);
+	simdev_power_restore(h->pw);
+	ret = h_load(h, err, sizeof(err));
+	if (ret) {
+		h_fail(h, "load after clean shutdown: %d (%s)", ret, err);
+		return;
+	}
+	if (!h->lossy && !errors_possible(r))
+		for (d = 0; d < (int)h->o.ndev; d++)
+			h_verify_all(h, d);
+}
+
+/* Power cut at a random upcoming device write, then reload and check. */
+static void op_crash(struct run *r)
+{
+	struct harness *h = &r->h;
+	char err[160] = "";
+	u64 k = 1 + h_rand_below(h, 40);
+	unsigned int guard = 0;
+	int ret;
+
+	reap_all(r);
+	note(h, "power cut armed at write +%llu", (unsigned long long)k);
+	simdev_power_cut_at(h->pw, k, h_rand_below(h, 2));
+	while (!simdev_power_is_cut(h->pw) && guard++ < 2000 && !FAILED(h)) {
+		if (h_rand_below(h, 50) == 0)
+			h_advance(h, 2000000000ULL);
+		op_rw(r);
+		h_pump(h);
+	}
+	if (!simdev_power_is_cut(h->pw))
+		simdev_power_cut(h->pw);
+	h_quiesce(h);
+	reap_all(r);
+	r->n_crash++;
+	vc_cache_abandon(h->c);
+	h->c = NULL;
+	simdev_power_restore(h->pw);
+	note(h, "load after power cut");
+	ret = h_load(h, err, sizeof(err));
+	if (ret) {
+		h_fail(h, "load after power cut: %d (%s)", ret, err);
+		return;
+	}
+	r->n_cut_loaded++;
+	h_verify_after_crash(h);
+}
+
+static void set_errors(struct run *r, bool on)
+{
+	struct harness *h = &r->h;
+	u32 ppm = on ? 2000 : 0;
+	u32 i;
+
+	switch (r->errors) {
+	case ERR_CACHE:
+		simdev_error_random(h->csd, SIMDEV_OP_WRITE, ppm, -EIO);
+		break;
+	case ERR_BACKING:
+		for (i = 0; i < h->o.ndev; i++)
+			simdev_error_random(h->dev[i].sd,
+					    SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+					    ppm, -EIO);
+		break;
+	case ERR_LOSSY:
+		simdev_error_random(h->csd, SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+				    ppm, -EIO);
+		for (i = 0; i < h->o.ndev; i++)
+			simdev_error_random(h->dev[i].sd,
+					    SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+					    ppm, -EIO);
+		h->lossy = true;
+		break;
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]\n"
+		"             [--errors none|cache|backing|lossy] [--block-size B]\n"
+		"             [--backing-mib N] [--cache-kib N] [-v]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
+		{ "ndev", 1, NULL, 'd' }, { "queued", 0, NULL, 'q' },
+		{ "crash", 0, NULL, 'c' }, { "errors", 1, NULL, 'e' },
+		{ "block-size", 1, NULL, 'b' }, { "backing-mib", 1, NULL, 'B' },
+		{ "cache-kib", 1, NULL, 'C' }, { "verbose", 0, NULL, 'v' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct run run;
+	struct run *r = &run;
+	struct h_opts o = {
+		.seed = (u64)time(NULL) ^ ((u64)clock() << 20),
+		.ndev = 2, .backing_sectors = 8 * 2048, .cache_sectors = 4096 * 2,
+		.block_size = 4096, .cut_mode = SIMDEV_CUT_RANDOM_WRITES,
+		.volatile_backing = true,
+	};
+	struct harness *h = &r->h;
+	struct vc_stats st;
+	u64 i, t0;
+	int c, ret;
+
+	r->ops = 200000;
+	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:v", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 'n': r->ops = strtoull(optarg, NULL, 0); break;
+		case 'd': o.ndev = (u32)strtoul(optarg, NULL, 0); break;
+		case 'q': r->queued = true; break;
+		case 'c': r->crash = true; break;
+		case 'b': o.block_size = (u32)strtoul(optarg, NULL, 0); break;
+		case 'B': o.backing_sectors = strtoull(optarg, NULL, 0) * 2048; break;
+		case 'C': o.cache_sectors = strtoull(optarg, NULL, 0) * 2; break;
+		case 'v': o.verbose++; break;
+		case 'e':
+			if (!strcmp(optarg, "none")) r->errors = ERR_NONE;
+			else if (!strcmp(optarg, "cache")) r->errors = ERR_CACHE;
+			else if (!strcmp(optarg, "backing")) r->errors = ERR_BACKING;
+			else if (!strcmp(optarg, "lossy")) r->errors = ERR_LOSSY;
+			else usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	o.completion = r->queued ? SIMDEV_COMPLETE_QUEUED :
+				   SIMDEV_COMPLETE_INLINE;
+	printf("model: seed %llu ops %llu ndev %u block %u%s%s errors %d\n",
+	       (unsigned long long)o.seed, (unsigned long long)r->ops, o.ndev,
+	       o.block_size, r->queued ? " queued" : "",
+	       r->crash ? " crash" : "", r->errors);
+	fflush(stdout);
+	H = h;
+	ret = h_init(h, &o);
+	if (ret) {
+		fprintf(stderr, "model: bad options (%d)\n", ret);
+		return 2;
+	}
+	h->cfg.mode = VC_MODE_WB;
+	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 5000;
+	ret = h_create(h);
+	if (ret) {
+		fprintf(stderr, "model: create/attach failed: %d\n", ret);
+		return 1;
+	}
+	t0 = (u64)clock();
+	for (i = 0; i < r->ops && !FAILED(h); i++) {
+		u64 x = h_rand_below(h, 100000);
+
+		h_advance(h, h_rand_below(h, 200000));
+		if (h_rand_below(h, 3000) == 0)
+			h_advance(h, 1000000000ULL * (1 + h_rand_below(h, 20)));
+		if (r->errors && i % 20000 == 0)
+			set_errors(r, (i / 20000) % 2 == 1);
+		if (x < 90000)
+			op_rw(r);
+		else if (x < 94000)
+			op_seq(r);
+		else if (x < 97500) {
+			wait_slot(r);
+			host_op(r, VC_OP_FLUSH, 0, 0, 0, 0, 0);
+		} else if (x < 98200)
+			op_mode(r);
+		else if (x < 98500)
+			op_policy(r);
+		else if (x < 99200)
+			op_param(r);
+		else if (x < 99500)
+			op_pid(r);
+		else if (x < 99600)
+			op_background_flush(r);
+		else if (x < 99700)
+			op_flush_on_demand(r);
+		else if (x < 99740)
+			op_detach(r);
+		else if (x < 99760)
+			op_shutdown(r);
+		else if (x < 99780 && r->crash)
+			op_crash(r);
+		h_pump(h);
+	}
+	if (!FAILED(h)) {
+		reap_all(r);
+		/* errors off, then a full check through the engine */
+		if (r->errors)
+			set_errors(r, false);
+		for (c = 0; c < (int)h->o.ndev && !FAILED(h); c++)
+			if (h->dev[c].id != H_NO_ID)
+				h_verify_all(h, c);
+	}
+	vc_cache_get_stats(h->c, &st);
+	printf("model: %llu ops (%llu reads, %llu writes, %llu flushes, %llu discards, %llu seq) in %.1f s CPU\n",
+	       (unsigned long long)i, (unsigned long long)h->n_reads,
+	       (unsigned long long)h->n_writes,
+	       (unsigned long long)h->n_flushes,
+	       (unsigned long long)h->n_discards,
+	       (unsigned long long)r->n_seq,
+	       (double)((u64)clock() - t0) / CLOCKS_PER_SEC);
+	printf("model: %llu sectors checked; mode %llu policy %llu param %llu pid %llu fod %llu bgflush %llu detach %llu shutdown %llu crash %llu; host errors %llu, stale tolerated %llu\n",
+	       (unsigned long long)h->sectors_checked,
+	       (unsigned long long)r->n_mode, (unsigned long long)r->n_policy,
+	       (unsigned long long)r->n_param, (unsigned long long)r->n_pid,
+	       (unsigned long long)r->n_fod, (unsigned long long)r->n_bgflush,
+	       (unsigned long long)r->n_detach,
+	       (unsigned long long)r->n_shutdown,
+	       (unsigned long long)r->n_crash,
+	       (unsigned long long)h->n_errors,
+	       (unsigned long long)h->stale_tolerated);
+	printf("model: engine: hits %llu/%llu reads, dirty %llu, cleanings wm %llu age %llu idle %llu flush %llu mode %llu, md writes %llu, lost %llu, degradations %llu, mode now %s\n",
+	       (unsigned long long)st.read_hits,
+	       (unsigned long long)(st.read_hits + st.read_misses),
+	       (unsigned long long)st.dirty_blocks,
+	       (unsigned long long)st.cleanings[VC_CLEAN_WATERMARK],
+	       (unsigned long long)st.cleanings[VC_CLEAN_AGE],
+	       (unsigned long long)st.cleanings[VC_CLEAN_IDLE],
+	       (unsigned long long)st.cleanings[VC_CLEAN_FLUSH],
+	       (unsigned long long)st.cleanings[VC_CLEAN_MODE],
+	       (unsigned long long)st.md_writes,
+	       (unsigned long long)st.lost_blocks,
+	       (unsigned long long)st.degradations,
+	       vc_mode_name(st.mode));
+	ret = FAILED(h) ? 1 : 0;
+	if (ret)
+		printf("model: FAILED (%llu failures); replay with --seed %llu --ops %llu%s%s\n",
+		       (unsigned long long)h->failures,
+		       (unsigned long long)o.seed, (unsigned long long)r->ops,
+		       r->queued ? " --queued" : "", r->crash ? " --crash" : "");
+	else
+		printf("model: OK\n");
+	h_fini(h);
+	return ret;
+}

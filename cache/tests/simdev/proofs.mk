@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The engine's proofs: unit tests of vc_seq / vc_pidlist, the simulated
+# devices, the model-based test, crash at every metadata write, the
+# metadata-loader fuzz smoke, and the multi-threaded stress under TSan and
+# ASan+UBSan.
+#
+# Included by cache/Makefile (`-include tests/simdev/proofs.mk`) or run on
+# its own:   make -f cache/tests/simdev/proofs.mk proofs-check
+#
+# Every variant compiles the engine sources itself (cache/*.c and the
+# posix environment) with its own flags, into build/cache-proofs/<variant>/
+# - the sanitizers need the engine instrumented too.
+#
+# Targets:
+#   proofs-check      everything below, then "N passed, N failed"
+#   proofs-unit       cmocka tests of vc_seq, vc_pidlist, simdev
+#   model-check       model-based runs (CI sizes; MODEL_OPS=, MODEL_SEED=)
+#   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
+#   crash-check       cut at every metadata write of every scenario
+#   fuzz-smoke        libFuzzer on the loader for FUZZ_SECONDS (30)
+#   stress-check      stress under TSan and under ASan+UBSan (STRESS_OPS=)
+#   proofs-all        build every binary, run nothing
+#   proofs-clean
+
+PROOFS_MK := $(lastword $(MAKEFILE_LIST))
+PROOFS_TOP := $(abspath $(dir $(PROOFS_MK))/../../..)
+PT := $(PROOFS_TOP)
+PB := $(PT)/build/cache-proofs
+PROOFS_RESULTS := $(PB)/results.txt
+
+# Sizes (CI defaults; raise them for longer runs).
+MODEL_SEED ?= 1
+MODEL_OPS ?= 150000
+MODEL_LONG_OPS ?= 3000000
+CRASH_STRIDE ?= 1
+CRASH_RANDOM_STRIDE ?= 4
+FUZZ_SECONDS ?= 30
+STRESS_OPS ?= 4000
+STRESS_THREADS ?= 4
+
+PROOFS_CC ?= gcc
+PROOFS_CLANG ?= clang
+PROOFS_INC := -I$(PT)/cache/include -I$(PT)/cache/env/posix \
+	-I$(PT)/cache/tests/simdev -I$(PT)/cache/tests/model \
+	-I$(PT)/cache/tests/fuzz
+PROOFS_WARN := -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
+PROOFS_BASE := -std=gnu11 -g $(PROOFS_WARN) $(PROOFS_INC)
+
+ENGINE_SRCS := $(wildcard $(PT)/cache/*.c) $(wildcard $(PT)/cache/env/posix/*.c)
+PROOFS_HDRS := $(wildcard $(PT)/cache/include/*.h $(PT)/cache/*.h \
+	$(PT)/cache/env/posix/*.h $(PT)/cache/tests/simdev/*.h \
+	$(PT)/cache/tests/model/*.h $(PT)/cache/tests/fuzz/*.h)
+SIMDEV_SRC := $(PT)/cache/tests/simdev/simdev.c
+HARNESS_SRC := $(PT)/cache/tests/model/harness.c
+
+# variant -> compiler and flags
+V_plain_CC := $(PROOFS_CC)
+V_plain_CFLAGS := $(PROOFS_BASE) -O2
+V_plain_LDFLAGS :=
+V_asan_CC := $(PROOFS_CLANG)
+V_asan_CFLAGS := $(PROOFS_BASE) -O1 -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+V_asan_LDFLAGS := -fsanitize=address,undefined
+V_tsan_CC := $(PROOFS_CLANG)
+V_tsan_CFLAGS := $(PROOFS_BASE) -O1 -fsanitize=thread
+V_tsan_LDFLAGS := -fsanitize=thread
+V_fuzz_CC := $(PROOFS_CLANG)
+V_fuzz_CFLAGS := $(PROOFS_BASE) -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+V_fuzz_LDFLAGS := -fsanitize=fuzzer,address,undefined
+
+objs_of = $(patsubst $(PT)/%.c,$(PB)/$(1)/%.o,$(2))
+
+define PROOFS_VARIANT
+$(PB)/$(1)/%.o: $(PT)/%.c $(PROOFS_HDRS)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC [$(1)] $$(patsubst $(PT)/%,%,$$<)"
+	@$$(V_$(1)_CC) $$(V_$(1)_CFLAGS) -c $$< -o $$@
+$(1)_ENGINE_OBJS := $$(call objs_of,$(1),$(ENGINE_SRCS))
+endef
+$(foreach v,plain asan tsan fuzz,$(eval $(call PROOFS_VARIANT,$(v))))
+
+PROOFS_LIBS := -lpthread -lm
+
+# ---------------------------------------------------------------- binaries
+U := $(PB)/plain
+POSIX_ENV_SRCS := $(wildcard $(PT)/cache/env/posix/*.c)
+
+$(U)/test_seq: $(call objs_of,plain,$(PT)/cache/tests/unit/test_seq.c \
+		$(PT)/cache/vc_seq.c $(POSIX_ENV_SRCS))
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
+$(U)/test_pidlist: $(call objs_of,plain,$(PT)/cache/tests/unit/test_pidlist.c \
+		$(PT)/cache/vc_pidlist.c $(POSIX_ENV_SRCS))
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
+$(U)/test_simdev: $(call objs_of,plain,$(PT)/cache/tests/simdev/test_simdev.c \
+		$(SIMDEV_SRC) $(POSIX_ENV_SRCS))
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
+$(U)/model: $(call objs_of,plain,$(PT)/cache/tests/model/model.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
+
+$(U)/crash: $(call objs_of,plain,$(PT)/cache/tests/crash/crash.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
+
+$(U)/gen-corpus: $(call objs_of,plain,$(PT)/cache/tests/fuzz/gen_corpus.c \
+		$(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
+
+# model under ASan+UBSan too (short run in CI)
+$(PB)/asan/model: $(call objs_of,asan,$(PT)/cache/tests/model/model.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
+	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
+STRESS_OBJS = $(call objs_of,$(1),$(PT)/cache/tests/stress/stress.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $($(1)_ENGINE_OBJS)
+
+$(PB)/tsan/stress: $(call STRESS_OBJS,tsan)
+	$(V_tsan_CC) $(V_tsan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
+$(PB)/asan/stress: $(call STRESS_OBJS,asan)
+	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
+FUZZ_COMMON = $(call objs_of,$(1),$(PT)/cache/tests/fuzz/fuzz_load.c \
+		$(SIMDEV_SRC)) $($(1)_ENGINE_OBJS)
+
+$(PB)/fuzz/fuzz-load: $(call FUZZ_COMMON,fuzz) \
+		$(call objs_of,fuzz,$(PT)/cache/tests/fuzz/fuzz_libfuzzer.c)
+	$(V_fuzz_CC) $(V_fuzz_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
+# Fallback when libFuzzer is missing: the same target, ASan+UBSan, with a
+# built-in random mutator.
+$(PB)/asan/fuzz-load-standalone: $(call FUZZ_COMMON,asan) \
+		$(call objs_of,asan,$(PT)/cache/tests/fuzz/fuzz_main.c)
+	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
+PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
+	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/tsan/stress \
+	$(PB)/asan/stress
+
+.PHONY: proofs-all proofs-check proofs-unit model-check model-long \
+	crash-check fuzz-smoke stress-check proofs-clean proofs-results-reset
+
+proofs-all: $(PROOFS_BINS)
+
+# ---------------------------------------------------------------- running
+# $(call prun,NAME,COMMAND): run, log, record PASS/FAIL, never stop make.
+PRUN := $(PT)/cache/tests/simdev/prun.sh
+prun = @$(PRUN) $(PROOFS_RESULTS) $(PB)/logs $(1) $(2)
+
+proofs-results-reset:
+	@mkdir -p $(PB)/logs
+	@: > $(PROOFS_RESULTS)
+
+proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev
+	$(call prun,unit-seq,$(U)/test_seq)
+	$(call prun,unit-pidlist,$(U)/test_pidlist)
+	$(call prun,unit-simdev,$(U)/test_simdev)
+
+model-check: $(U)/model $(PB)/asan/model
+	$(call prun,model-inline,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS))
+	$(call prun,model-queued,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued)
+	$(call prun,model-crash,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --crash)
+	$(call prun,model-3dev-16k,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --ndev 3 --block-size 16384 --queued --crash)
+	$(call prun,model-err-cache,$(U)/model --seed $(MODEL_SEED) --ops 60000 --errors cache)
+	$(call prun,model-err-backing,$(U)/model --seed $(MODEL_SEED) --ops 60000 --errors backing)
+	$(call prun,model-err-lossy,$(U)/model --seed $(MODEL_SEED) --ops 40000 --errors lossy --crash)
+	$(call prun,model-asan,$(PB)/asan/model --seed $(MODEL_SEED) --ops 30000 --queued --crash)
+
+model-long: $(U)/model
+	$(U)/model --ops $(MODEL_LONG_OPS) --crash
+	$(U)/model --ops $(MODEL_LONG_OPS) --queued --crash
+
+crash-check: $(U)/crash
+	$(call prun,crash-drop,$(U)/crash --stride $(CRASH_STRIDE) --cut-mode drop)
+	$(call prun,crash-random,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode random --seed 2)
+	$(call prun,crash-torn,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 3)
+
+FUZZ_CORPUS := $(PB)/fuzz-corpus
+FUZZ_WORK := $(PB)/fuzz-work
+
+$(FUZZ_CORPUS)/.done: $(U)/gen-corpus
+	@rm -rf $(FUZZ_CORPUS) && mkdir -p $(FUZZ_CORPUS)
+	$(U)/gen-corpus $(FUZZ_CORPUS)
+	@touch $@
+
+# libFuzzer if clang can link it, else the built-in mutator.
+fuzz-smoke: $(FUZZ_CORPUS)/.done
+	@mkdir -p $(PB)/logs
+	@if $(MAKE) -s -f $(PROOFS_MK) $(PB)/fuzz/fuzz-load >$(PB)/logs/fuzz-build.log 2>&1; then \
+		rm -rf $(FUZZ_WORK); mkdir -p $(FUZZ_WORK); \
+		$(PRUN) $(PROOFS_RESULTS) $(PB)/logs fuzz-libfuzzer \
+		  $(PB)/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) \
+		  -max_len=32769 -timeout=10 -rss_limit_mb=1024 \
+		  -artifact_prefix=$(PB)/fuzz-crash- -print_final_stats=1 \
+		  $(FUZZ_WORK) $(FUZZ_CORPUS); \
+	else \
+		echo "fuzz-smoke: libFuzzer unavailable (see $(PB)/logs/fuzz-build.log), using the built-in mutator"; \
+		$(MAKE) -s -f $(PROOFS_MK) $(PB)/asan/fuzz-load-standalone && \
+		$(PRUN) $(PROOFS_RESULTS) $(PB)/logs fuzz-standalone \
+		  $(PB)/asan/fuzz-load-standalone --seconds $(FUZZ_SECONDS) $(FUZZ_CORPUS); \
+	fi
+
+stress-check: $(PB)/tsan/stress $(PB)/asan/stress
+	$(call prun,stress-tsan,env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(PB)/tsan/stress --seed 1 --ops $(STRESS_OPS) --threads $(STRESS_THREADS))
+	$(call prun,stress-asan,$(PB)/asan/stress --seed 1 --ops $(STRESS_OPS) --threads $(STRESS_THREADS))
+
+# Order matters only for the summary; each step records its result.
+proofs-check: proofs-results-reset
+	@for t in proofs-unit model-check crash-check fuzz-smoke stress-check; do \
+		$(MAKE) --no-print-directory -f $(PROOFS_MK) $$t || \
+			echo "FAIL $$t (did not build or run)" >> $(PROOFS_RESULTS); \
+	done
+	@$(PRUN) --summary $(PROOFS_RESULTS)
+
+proofs-clean:
+	rm -rf $(PB)
