@@ -159,9 +159,10 @@ struct vc_host_io {
 	void *private;		/* for the caller */
 	/* engine-private */
 	vc_atomic_t pending;
-	int error;
+	vc_atomic_t error;
 	u64 start_ns;
-	u32 eflags;
+	vc_atomic_t eflags;
+	void *aux;
 };
 
 /*

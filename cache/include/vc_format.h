@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vc_format.h - on-flash metadata format of a vcache cache device.
+ *
+ * All fields are little-endian (vc_le* types: plain integers, converted
+ * with vc_cpu_to_le* / vc_le*_to_cpu).  The unit of atomicity is one
+ * 512-byte sector: every metadata structure fits in one sector and carries
+ * its own CRC32C, so a torn multi-sector write leaves each sector either old
+ * or new, never mixed.
+ *
+ * Layout (sectors of 512 bytes):
+ *
+ *   0                       superblock (struct vc_sb)
+ *   1 .. 16                 backing device table, one entry per sector
+ *                           (struct vc_dev_sector), slot = backing dev id
+ *   md_start .. +md_sectors block records (struct vc_rec_sector), 63 per
+ *                           sector, record i in sector md_start + i / 63
+ *   data_start ..           cache blocks, block i at
+ *                           data_start + i * (block_size / 512)
+ *
+ * md_start is 24 (4 KiB aligned); data_start is aligned to the block size.
+ *
+ * CRCs: crc32c (Castagnoli) over the whole sector with the crc field set
+ * to zero.  The superblock's crc starts from ~0; every other sector's crc
+ * starts from the superblock's nonce (random at format time), so sectors
+ * left over from an earlier format of the same device never validate.
+ * Each sector also names its own index, so a misdirected write is caught.
+ *
+ * Crash consistency:
+ *   - sb.clean == VC_SB_CLEAN only after a clean shutdown wrote every
+ *     record; the loader clears it (durably) before any I/O is accepted.
+ *   - After a clean shutdown every valid record is trusted; after a crash
+ *     only DIRTY records are (clean ones may be stale, their blocks having
+ *     been reused without a metadata write).
+ *   - A DIRTY record is written (PREFLUSH|FUA) only after the block's data
+ *     write completed, and a block whose record may say DIRTY is never
+ *     reused before a record saying otherwise is durable: every DIRTY
+ *     record found after a crash points to that block's newest data.
+ */
+#ifndef VC_FORMAT_H
+#define VC_FORMAT_H
+
+#include "vc_env.h"
+
+typedef u16 vc_le16;
+typedef u32 vc_le32;
+typedef u64 vc_le64;
+
+/* Both supported environments are little-endian (x86_64, arm64 LE). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vc_format.h: add byte swapping for big-endian hosts"
+#endif
+static inline u16 vc_le16_to_cpu(vc_le16 v) { return v; }
+static inline u32 vc_le32_to_cpu(vc_le32 v) { return v; }
+static inline u64 vc_le64_to_cpu(vc_le64 v) { return v; }
+static inline vc_le16 vc_cpu_to_le16(u16 v) { return v; }
+static inline vc_le32 vc_cpu_to_le32(u32 v) { return v; }
+static inline vc_le64 vc_cpu_to_le64(u64 v) { return v; }
+
+#define VC_SB_MAGIC		0x444d454843414356ULL	/* "VCACHEMD" */
+#define VC_FORMAT_VERSION	1
+#define VC_SB_CLEAN		0x4e41454cu		/* "LEAN" */
+#define VC_SB_SECTOR		0
+#define VC_DEVTAB_SECTOR	1
+#define VC_DEVTAB_SECTORS	16			/* = VC_MAX_BACKING */
+#define VC_MD_START		24
+#define VC_RECS_PER_SECTOR	63
+#define VC_FMT_MAX_PARAMS	32
+#define VC_DEV_MAGIC		0x56454456u		/* "VDEV" */
+#define VC_REC_MAGIC		0x43455256u		/* "VREC" */
+
+struct vc_sb {
+	vc_le64 magic;
+	vc_le32 version;
+	vc_le32 crc;
+	vc_le32 block_size;	/* bytes, power of two, 4096..65536 */
+	vc_le32 clean;		/* VC_SB_CLEAN or 0 */
+	vc_le64 nr_blocks;
+	vc_le64 md_start;	/* sectors */
+	vc_le64 md_sectors;
+	vc_le64 data_start;
+	vc_le64 dev_sectors;	/* cache device size at format */
+	vc_le64 seq;		/* bumped at every superblock write */
+	vc_le32 nonce;		/* seeds the other sectors' crcs */
+	vc_le32 mode;		/* enum vc_mode requested */
+	vc_le32 policy;		/* enum vc_policy */
+	vc_le32 nr_params;	/* <= VC_FMT_MAX_PARAMS */
+	vc_le64 params[VC_FMT_MAX_PARAMS];
+	u8 reserved[512 - 88 - 8 * VC_FMT_MAX_PARAMS];
+};
+
+/* struct vc_dev_sector.flags */
+#define VC_DEVF_IN_USE	(1u << 0)
+
+struct vc_dev_sector {
+	vc_le32 magic;		/* VC_DEV_MAGIC */
+	vc_le32 crc;
+	vc_le32 index;		/* its sector number */
+	vc_le32 flags;
+	vc_le64 nr_sectors;	/* backing device size when attached */
+	u8 uuid[48];		/* NUL padded identity */
+	u8 reserved[512 - 72];
+};
+
+/*
+ * A block record: one little-endian 64-bit word.
+ *   bits  0..47  backing block number (in cache blocks)
+ *   bits 48..55  backing device id
+ *   bits 56..63  flags
+ */
+#define VC_REC_BLOCK_BITS	48
+#define VC_REC_BLOCK_MASK	((1ULL << VC_REC_BLOCK_BITS) - 1)
+#define VC_REC_DEV_SHIFT	48
+#define VC_REC_DEV_MASK		0xffULL
+#define VC_REC_FLAG_SHIFT	56
+#define VC_REC_VALID		(1ULL << 56)
+#define VC_REC_DIRTY		(1ULL << 57)
+#define VC_REC_KNOWN_FLAGS	(VC_REC_VALID | VC_REC_DIRTY)
+
+struct vc_rec_sector {
+	vc_le32 crc;
+	vc_le32 index;		/* its sector number */
+	vc_le64 rec[VC_RECS_PER_SECTOR];
+};
+
+#define VC_STATIC_ASSERT_FMT(c, m) _Static_assert(c, m)
+VC_STATIC_ASSERT_FMT(sizeof(struct vc_sb) == 512, "vc_sb is one sector");
+VC_STATIC_ASSERT_FMT(sizeof(struct vc_dev_sector) == 512, "dev sector");
+VC_STATIC_ASSERT_FMT(sizeof(struct vc_rec_sector) == 512, "rec sector");
+
+/* crc32c (Castagnoli, reflected, poly 0x82f63b78), no final inversion. */
+u32 vc_crc32c(u32 crc, const void *data, size_t len);
+
+/* Sector of the record of cache block @i. */
+static inline u64 vc_rec_sector_of(u64 md_start, u64 i)
+{
+	return md_start + i / VC_RECS_PER_SECTOR;
+}
+
+/*
+ * Validate a superblock read from a device of @dev_sectors sectors;
+ * 0 or a negative errno with a reason in @err.  Used by the loader and by
+ * fuzzers.
+ */
+int vc_sb_check(const struct vc_sb *sb, u64 dev_sectors, char *err,
+		size_t errlen);
+
+#endif /* VC_FORMAT_H */

@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vc_cache: life cycle (create, load, attach, detach, shutdown), online
+ * control (mode, policy, parameters), statistics.
+ */
+#include "vc_internal.h"
+
+/* ---------------------------------------------------------- parameters */
+struct param_desc {
+	const char *name;
+	u64 def, min, max;
+};
+
+static const struct param_desc params[VC_NR_PARAMS] = {
+	[VC_P_DIRTY_HIGH_PCT]	 = { "dirty_high_pct", 60, 0, 100 },
+	[VC_P_DIRTY_LOW_PCT]	 = { "dirty_low_pct", 40, 0, 100 },
+	[VC_P_DIRTY_HIGH_BYTES]	 = { "dirty_high_bytes", 0, 0, ~0ULL },
+	[VC_P_DIRTY_LOW_BYTES]	 = { "dirty_low_bytes", 0, 0, ~0ULL },
+	[VC_P_MAX_DIRTY_AGE_MS]	 = { "max_dirty_age_ms", 60000, 0, 86400000 },
+	[VC_P_IDLE_MS]		 = { "idle_ms", 2000, 0, 86400000 },
+	[VC_P_WB_MAX_INFLIGHT]	 = { "wb_max_inflight", 64, 1, 1024 },
+	[VC_P_WB_MAX_IO_KIB]	 = { "wb_max_io_kib", 1024, 4, 65536 },
+	[VC_P_CLEAN_INTERVAL_MS] = { "clean_interval_ms", 1000, 1, 3600000 },
+	[VC_P_SEQ_ENABLE]	 = { "seq_enable", 1, 0, 1 },
+	[VC_P_SEQ_THRESHOLD_KIB] = { "seq_threshold_kib", VC_SEQ_DEF_THRESH_KIB,
+				     1, VC_SEQ_MAX_THRESH_KIB },
+	[VC_P_ADMISSION]	 = { "admission", VC_ADMIT_ALL, 0,
+				     VC_NR_ADMISSIONS - 1 },
+	[VC_P_ADMIT_FULL_PCT]	 = { "admit_full_pct", 90, 0, 100 },
+	[VC_P_PID_MODE]		 = { "pid_mode", VC_PID_MODE_CACHE_ALL, 0, 1 },
+};
+
+void vc_params_default(struct vc_params *p)
+{
+	u32 i;
+
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		p->v[i] = params[i].def;
+}
+
+const char *vc_param_name(enum vc_param id)
+{
+	return (u32)id < VC_NR_PARAMS ? params[id].name : "?";
+}
+
+int vc_param_by_name(const char *name)
+{
+	u32 i;
+
+	for (i = 0; i < VC_NR_PARAMS; i++) {
+		size_t n = vc_strnlen(params[i].name, 64);
+
+		if (!vc_memcmp(params[i].name, name, n) && !name[n])
+			return (int)i;
+	}
+	return -ENOENT;
+}
+
+const char *vc_mode_name(enum vc_mode m)
+{
+	static const char *const n[] = { "write-back", "write-through",
+					 "write-around", "pass-through" };
+
+	return (u32)m < VC_NR_MODES ? n[m] : "?";
+}
+
+const char *vc_policy_name(enum vc_policy p)
+{
+	return p == VC_POLICY_FIFO ? "fifo" : p == VC_POLICY_LRU ? "lru" : "?";
+}
+
+int vc_param_check(enum vc_param id, u64 v);
+int vc_param_check(enum vc_param id, u64 v)
+{
+	if ((u32)id >= VC_NR_PARAMS)
+		return -EINVAL;
+	if (v < params[id].min || v > params[id].max)
+		return -EINVAL;
+	return 0;
+}
+
+static int params_check(const u64 *v)
+{
+	u32 i;
+
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		if (vc_param_check(i, v[i]))
+			return -EINVAL;
+	if (v[VC_P_DIRTY_LOW_PCT] > v[VC_P_DIRTY_HIGH_PCT] ||
+	    v[VC_P_DIRTY_LOW_BYTES] > v[VC_P_DIRTY_HIGH_BYTES])
+		return -EINVAL;
+	return 0;
+}
+
+void vc_cache_config_default(struct vc_cache_config *cfg)
+{
+	vc_memset(cfg, 0, sizeof(*cfg));
+	cfg->block_size = VC_DEF_BLOCK_SIZE;
+	cfg->mode = VC_MODE_WB;
+	cfg->policy = VC_POLICY_LRU;
+	vc_params_default(&cfg->params);
+}
+
+/* ----------------------------------------------------------- lifecycle */
+static u32 log2_u32(u32 v)
+{
+	u32 l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+static void cache_free(struct vc_cache *c)
+{
+	u32 i;
+
+	vc_work_cancel_sync(&c->clean_work);
+	vc_work_cancel_sync(&c->defer_work);
+	vc_work_destroy(&c->clean_work);
+	vc_work_destroy(&c->defer_work);
+	vc_cleaner_free(c);
+	vc_map_free(c);
+	vc_large_free(c->md_started);
+	vc_large_free(c->md_done);
+	vc_large_free(c->md_flags);
+	for (i = 0; i < VC_MD_LOCKS; i++)
+		vc_spin_lock_destroy(&c->md_lock[i]);
+	vc_spin_lock_destroy(&c->defer_lock);
+	vc_spin_lock_destroy(&c->clean_lock);
+	vc_waitq_destroy(&c->md_wq);
+	vc_waitq_destroy(&c->io_wq);
+	vc_waitq_destroy(&c->flush_wq);
+	vc_mutex_destroy(&c->ctl_mutex);
+	vc_seq_destroy(&c->seq);
+	vc_pidlist_destroy(&c->pids);
+	vc_free(c);
+}
+
+/* Allocate @c's structures once geometry and params are set. */
+static int cache_init(struct vc_cache *c)
+{
+	u32 i;
+	int err;
+
+	vc_mutex_init(&c->ctl_mutex);
+	for (i = 0; i < VC_MD_LOCKS; i++)
+		vc_spin_lock_init(&c->md_lock[i]);
+	vc_spin_lock_init(&c->defer_lock);
+	vc_waitq_init(&c->md_wq);
+	vc_waitq_init(&c->io_wq);
+	vc_waitq_init(&c->flush_wq);
+	vc_work_init(&c->defer_work, vc_defer_work_fn);
+	err = vc_cleaner_init(c);
+	if (!err)
+		err = vc_seq_init(&c->seq, VC_SEQ_DEF_STREAMS,
+				  c->params[VC_P_SEQ_THRESHOLD_KIB],
+				  c->params[VC_P_SEQ_ENABLE] != 0);
+	if (!err)
+		err = vc_pidlist_init(&c->pids, VC_PIDLIST_DEF_CAP, NULL, NULL);
+	if (!err)
+		err = vc_pidlist_set_mode(&c->pids,
+					  (enum vc_pid_mode)c->params[VC_P_PID_MODE]);
+	if (err)
+		return err;
+	c->md_sectors = vc_div_u64(c->nr_blocks + VC_RECS_PER_SECTOR - 1,
+				   VC_RECS_PER_SECTOR);
+	c->md_started = vc_large_zalloc(sizeof(u16) * c->md_sectors);
+	c->md_done = vc_large_zalloc(sizeof(u16) * c->md_sectors);
+	c->md_flags = vc_large_zalloc(c->md_sectors);
+	if (!c->md_started || !c->md_done || !c->md_flags)
+		return -ENOMEM;
+	vc_atomic64_set(&c->last_backing_io_ns, (s64)vc_now_ns());
+	return vc_map_alloc(c);
+}
+
+static void set_geometry(struct vc_cache *c, u32 block_size, u64 nr_blocks)
+{
+	u64 bsec = block_size >> VC_SECTOR_SHIFT;
+
+	c->block_size = block_size;
+	c->block_sectors = (u32)bsec;
+	c->block_shift = log2_u32(block_size);
+	c->nr_blocks = nr_blocks;
+	c->md_start = VC_MD_START;
+	c->md_sectors = vc_div_u64(nr_blocks + VC_RECS_PER_SECTOR - 1,
+				   VC_RECS_PER_SECTOR);
+	c->data_start = (VC_MD_START + c->md_sectors + bsec - 1) & ~(bsec - 1);
+}
+
+static int read_sb(struct vc_dev *cdev, struct vc_sb *sb)
+{
+	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	err = vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, VC_SB_SECTOR,
+			 VC_SECTOR_SIZE, b);
+	vc_buf_to_mem(sb, b, 0, sizeof(*sb));
+	vc_buf_free(b);
+	return err;
+}
+
+int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
+		    struct vc_cache **out)
+{
+	u64 fit = vc_cache_blocks_for(cdev->nr_sectors, cfg->block_size);
+	struct vc_cache *c;
+	struct vc_sb old;
+	u32 i;
+	int err;
+
+	*out = NULL;
+	if (!fit || cfg->mode >= VC_NR_MODES || cfg->policy >= VC_NR_POLICIES ||
+	    (cfg->flags & ~VC_CFG_NODATA) || params_check(cfg->params.v))
+		return -EINVAL;
+	if (cfg->nr_blocks > fit)
+		return -ENOSPC;
+	c = vc_zalloc(sizeof(*c), VC_GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->cdev = cdev;
+	c->flags = cfg->flags;
+	set_geometry(c, cfg->block_size, cfg->nr_blocks ? cfg->nr_blocks : fit);
+	vc_atomic_set(&c->mode, (int)cfg->mode);
+	vc_atomic_set(&c->policy, (int)cfg->policy);
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		c->params[i] = cfg->params.v[i];
+	/* a nonce different from the previous format's */
+	c->nonce = (u32)vc_hash64(vc_now_ns() ^ ((u64)(unsigned long)c << 16) ^
+				  c->nr_blocks);
+	if (!read_sb(cdev, &old) && vc_le64_to_cpu(old.magic) == VC_SB_MAGIC &&
+	    vc_le32_to_cpu(old.nonce) == c->nonce)
+		c->nonce++;
+	err = cache_init(c);
+	if (!err)
+		err = vc_md_format(c);
+	if (err) {
+		cache_free(c);
+		return err;
+	}
+	vc_cleaner_start(c);
+	*out = c;
+	return 0;
+}
+
+int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
+		  char *err, size_t errlen)
+{
+	struct vc_cache *c;
+	struct vc_sb sb;
+	u32 i, np;
+	int e;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	if (flags & ~VC_CFG_NODATA)
+		return -EINVAL;
+	e = read_sb(cdev, &sb);
+	if (e) {
+		if (err)
+			vc_snprintf(err, errlen, "cannot read the superblock: error %d", e);
+		return e;
+	}
+	e = vc_sb_check(&sb, cdev->nr_sectors, err, errlen);
+	if (e)
+		return e;
+	c = vc_zalloc(sizeof(*c), VC_GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->cdev = cdev;
+	c->flags = flags;
+	set_geometry(c, vc_le32_to_cpu(sb.block_size), vc_le64_to_cpu(sb.nr_blocks));
+	c->data_start = vc_le64_to_cpu(sb.data_start);
+	c->nonce = vc_le32_to_cpu(sb.nonce);
+	c->sb_seq = vc_le64_to_cpu(sb.seq);
+	vc_atomic_set(&c->mode, (int)vc_le32_to_cpu(sb.mode));
+	vc_atomic_set(&c->policy, (int)vc_le32_to_cpu(sb.policy));
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		c->params[i] = params[i].def;
+	np = vc_le32_to_cpu(sb.nr_params);
+	for (i = 0; i < np && i < VC_NR_PARAMS; i++)
+		c->params[i] = vc_le64_to_cpu(sb.params[i]);
+	if (params_check(c->params)) {
+		if (err)
+			vc_snprintf(err, errlen, "superblock parameters out of range");
+		vc_free(c);
+		return -EUCLEAN;
+	}
+	e = cache_init(c);
+	if (e) {
+		if (err)
+			vc_snprintf(err, errlen, "out of memory");
+		cache_free(c);
+		return e;
+	}
+	e = vc_md_load(c, err, errlen);
+	/* from here on, a crash must not trust clean records */
+	if (!e)
+		e = vc_md_write_sb(c, false);
+	if (e) {
+		cache_free(c);
+		return e;
+	}
+	vc_cleaner_start(c);
+	*out = c;
+	return 0;
+}
+
+int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
+		    const char *uuid, u32 *id)
+{
+	size_t n = uuid ? vc_strnlen(uuid, VC_UUID_LEN) : 0;
+	u8 key[VC_UUID_LEN];
+	int slot = -1, i, err;
+
+	if (!n || n >= VC_UUID_LEN || !bdev || !bdev->nr_sectors)
+		return -EINVAL;
+	vc_memset(key, 0, sizeof(key));
+	vc_memcpy(key, uuid, n);
+	vc_mutex_lock(&c->ctl_mutex);
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (c->bdev[i].in_use && !vc_memcmp(c->bdev[i].uuid, key, sizeof(key))) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot >= 0) {
+		err = -EEXIST;
+		if (c->bdev[slot].dev)
+			goto out;
+		/* known device: it must still hold every block we cache */
+		err = -EINVAL;
+		if (bdev->nr_sectors < c->bdev[slot].nr_sectors &&
+		    vc_atomic64_read(&c->nr_valid))
+			goto out;
+	} else {
+		for (i = 0; i < VC_MAX_BACKING && slot < 0; i++)
+			if (!c->bdev[i].in_use)
+				slot = i;
+		err = -ENOSPC;
+		if (slot < 0)
+			goto out;
+		vc_memcpy(c->bdev[slot].uuid, key, sizeof(key));
+	}
+	c->bdev[slot].in_use = true;
+	c->bdev[slot].nr_sectors = bdev->nr_sectors;
+	err = vc_md_write_dev(c, (u32)slot);
+	if (err) {
+		vc_log_err("%s: cannot record backing device %s: error %d",
+			   c->cdev->name, uuid, err);
+		goto out;
+	}
+	c->bdev[slot].dev = bdev;
+	*id = (u32)slot;
+	vc_cache_kick_cleaner(c);
+out:
+	vc_mutex_unlock(&c->ctl_mutex);
+	return err;
+}
+
+struct dev_scan {
+	struct vc_cache *c;
+	u32 id;
+	bool force;
+	u64 lost;
+};
+
+/*
+ * Invalidate the blocks of a device; true when none is left (not even
+ * busy ones or tombstones).
+ */
+static bool drop_dev_blocks(void *arg)
+{
+	struct dev_scan *ds = arg;
+	struct vc_cache *c = ds->c;
+	bool left = false;
+	u32 si;
+
+	for (si = 0; si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; i < s->ways; i++) {
+			u32 blk = s->first + i;
+			u64 w = c->words[blk];
+			bool md;
+
+			if (!(w & (B_VALID | B_TOMB)) || vc_key_dev(w) != ds->id)
+				continue;
+			if ((w & (B_BUSY | B_CLEANING | B_READERS_MASK | B_TOMB)) ||
+			    ((w & B_DIRTY) && !ds->force)) {
+				left = true;
+				continue;
+			}
+			if (w & B_DIRTY)
+				ds->lost++;
+			md = vc_invalidate_locked(c, s, blk);
+			if (md) {
+				left = true;
+				vc_spin_unlock(&s->lock);
+				vc_md_mark(c, blk, NULL, NULL);
+				vc_spin_lock(&s->lock);
+			}
+		}
+		vc_spin_unlock(&s->lock);
+	}
+	return !left;
+}
+
+int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
+{
+	struct dev_scan ds = { .c = c, .id = id,
+			       .force = (flags & VC_DETACH_FORCE) != 0 };
+	int err;
+
+	if (id >= VC_MAX_BACKING || (flags & ~VC_DETACH_FORCE))
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	err = -ENODEV;
+	if (!c->bdev[id].dev)
+		goto out;
+	err = -EBUSY;
+	if (vc_atomic_read(&c->bdev[id].inflight))
+		goto out;
+	if (!ds.force) {
+		err = vc_cache_flush(c, id, NULL, NULL);
+		if (err)
+			goto out;
+	}
+	/* md writes, fills and the cleaner finish on their own: poll */
+	while (!drop_dev_blocks(&ds)) {
+		err = vc_waitq_wait(&c->md_wq, drop_dev_blocks, &ds, false,
+				    10000000ULL);
+		if (!err)
+			break;
+		if (err != -ETIMEDOUT)
+			goto out;
+	}
+	if (ds.lost) {
+		vc_stat_add(VC_STAT(c, lost_blocks), ds.lost);
+		vc_log_warn("%s: detach: %llu dirty blocks dropped",
+			    c->cdev->name, (unsigned long long)ds.lost);
+	}
+	c->bdev[id].dev = NULL;
+	c->bdev[id].in_use = false;
+	vc_memset(c->bdev[id].uuid, 0, sizeof(c->bdev[id].uuid));
+	err = vc_md_write_dev(c, id);
+out:
+	vc_mutex_unlock(&c->ctl_mutex);
+	return err;
+}
+
+/* ------------------------------------------------------------- control */
+static void persist_sb(struct vc_cache *c)
+{
+	int err = vc_md_write_sb(c, false);
+
+	if (err)
+		vc_log_warn("%s: cannot save settings: error %d", c->cdev->name, err);
+}
+
+int vc_cache_set_mode(struct vc_cache *c, enum vc_mode mode)
+{
+	if ((u32)mode >= VC_NR_MODES)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	vc_atomic_set(&c->mode, (int)mode);
+	/* an explicit choice by the administrator clears the degradation */
+	vc_atomic_set(&c->degraded, 0);
+	persist_sb(c);
+	vc_mutex_unlock(&c->ctl_mutex);
+	vc_cache_kick_cleaner(c);	/* leaving WB: drain in background */
+	return 0;
+}
+
+enum vc_mode vc_cache_get_mode(struct vc_cache *c)
+{
+	return vc_effective_mode(c);
+}
+
+enum vc_mode vc_cache_get_requested_mode(struct vc_cache *c)
+{
+	return (enum vc_mode)vc_atomic_read(&c->mode);
+}
+
+int vc_cache_set_policy(struct vc_cache *c, enum vc_policy policy)
+{
+	if ((u32)policy >= VC_NR_POLICIES)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	vc_atomic_set(&c->policy, (int)policy);
+	persist_sb(c);
+	vc_mutex_unlock(&c->ctl_mutex);
+	return 0;
+}
+
+enum vc_policy vc_cache_get_policy(struct vc_cache *c)
+{
+	return (enum vc_policy)vc_atomic_read(&c->policy);
+}
+
+int vc_cache_set_param(struct vc_cache *c, enum vc_param id, u64 value)
+{
+	u64 v[VC_NR_PARAMS];
+	u32 i;
+	int err;
+
+	if ((u32)id >= VC_NR_PARAMS)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		v[i] = vc_param(c, i);
+	v[id] = value;
+	err = params_check(v);
+	if (!err && id == VC_P_SEQ_THRESHOLD_KIB)
+		err = vc_seq_set_threshold(&c->seq, value);
+	if (!err && id == VC_P_PID_MODE)
+		err = vc_pidlist_set_mode(&c->pids, (enum vc_pid_mode)value);
+	if (!err && id == VC_P_SEQ_ENABLE)
+		vc_seq_set_enabled(&c->seq, value != 0);
+	if (!err) {
+		vc_store_u64(&c->params[id], value);
+		persist_sb(c);
+	}
+	vc_mutex_unlock(&c->ctl_mutex);
+	if (!err)
+		vc_cache_kick_cleaner(c);
+	return err;
+}
+
+u64 vc_cache_get_param(struct vc_cache *c, enum vc_param id)
+{
+	return (u32)id < VC_NR_PARAMS ? vc_param(c, id) : 0;
+}
+
+struct vc_pidlist *vc_cache_pidlist(struct vc_cache *c)
+{
+	return &c->pids;
+}
+
+/* ----------------------------------------------------------- statistics */
+void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
+{
+	u64 *dst = (u64 *)st;
+	u64 age = vc_param(c, VC_P_MAX_DIRTY_AGE_MS);
+	u32 i;
+
+	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+		dst[i] = (u64)vc_atomic64_read(&c->st.v[i]);
+	st->nr_blocks = c->nr_blocks;
+	st->valid_blocks = (u64)vc_atomic64_read(&c->nr_valid);
+	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
+	st->block_size = c->block_size;
+	st->mem_bytes = c->mem_bytes;
+	st->mem_millibytes_per_block = vc_cache_mem_bytes_per_block(c->nr_blocks);
+	st->mode = (u32)vc_effective_mode(c);
+	st->requested_mode = (u32)vc_atomic_read(&c->mode);
+	st->policy = (u32)vc_atomic_read(&c->policy);
+	st->oldest_dirty_age_ms = 0;
+	if (age && st->dirty_blocks) {
+		u32 cur = vc_cur_epoch(c), e, best = 0;
+
+		for (e = 0; e < VC_NR_EPOCHS; e++) {
+			u32 d = (cur - e) & (VC_NR_EPOCHS - 1);
+
+			if (vc_atomic64_read(&c->epoch_dirty[e]) > 0 && d > best)
+				best = d;
+		}
+		/* lower bound: whole epochs since the oldest one ended */
+		st->oldest_dirty_age_ms = vc_div_u64(age * best, VC_EPOCH_DIV);
+	}
+}
+
+void vc_cache_reset_stats(struct vc_cache *c)
+{
+	u32 i;
+
+	for (i = 0; i < VC_ARRAY_SIZE(c->st.v); i++)
+		vc_atomic64_set(&c->st.v[i], 0);
+}
+
+/* -------------------------------------------------------------- shutdown */
+static bool no_host_io(void *arg)
+{
+	struct vc_cache *c = arg;
+
+	return vc_atomic_add_return(&c->host_inflight, 0) == 0;
+}
+
+static bool no_busy(void *arg)
+{
+	struct vc_cache *c = arg;
+	u64 i;
+
+	for (i = 0; i < c->nr_blocks; i++)
+		if (vc_word(c, (u32)i) & (B_BUSY | B_READERS_MASK))
+			if (!(vc_word(c, (u32)i) & B_TOMB))
+				return false;
+	return vc_atomic_add_return(&c->md_inflight, 0) == 0;
+}
+
+int vc_cache_shutdown(struct vc_cache *c, u32 flags)
+{
+	int err = 0, e;
+
+	vc_waitq_wait(&c->io_wq, no_host_io, c, false, 0);
+	if (flags & VC_SHUTDOWN_FLUSH)
+		err = vc_cache_flush(c, VC_DEV_ID_ALL, NULL, NULL);
+	vc_cleaner_stop(c);
+	vc_work_cancel_sync(&c->defer_work);
+	/* background fills and metadata writes still in flight */
+	for (;;) {
+		e = vc_waitq_wait(&c->md_wq, no_busy, c, false, 10000000ULL);
+		if (e != -ETIMEDOUT)
+			break;
+	}
+	e = vc_md_wait_idle(c);
+	if (!e)
+		e = vc_md_write_all(c);
+	if (!e)
+		e = vc_sync_io(c->cdev, VC_DEV_FLUSH, 0, 0, 0, NULL);
+	if (!e)
+		e = vc_md_write_sb(c, true);
+	if (e)
+		vc_log_err("%s: clean shutdown failed (error %d): the next load recovers dirty blocks only",
+			   c->cdev->name, e);
+	cache_free(c);
+	return e ? e : (err == -EINTR ? 0 : err);
+}
+
+void vc_cache_abandon(struct vc_cache *c)
+{
+	vc_spin_lock(&c->clean_lock);
+	c->clean_stop = true;
+	vc_spin_unlock(&c->clean_lock);
+	cache_free(c);
+}
+
+int vc_engine_init(void)
+{
+	return 0;
+}
+
+void vc_engine_exit(void)
+{
+}

@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vc_clean: the cleaner (write-back of dirty blocks) and flush on demand.
+ *
+ * One work item runs the cleaner: on a timer (VC_P_CLEAN_INTERVAL_MS) and
+ * when kicked.  Each pass picks a trigger, in this order:
+ *   flush on demand   blocks marked FLUSHME, full speed
+ *   mode              the cache left write-back: drain, full speed
+ *   watermark         dirty above high: clean until below low
+ *   age               dirty epochs older than the flush period
+ *   idle              backing idle for VC_P_IDLE_MS: drain, full speed
+ * It collects up to VC_CLEAN_BATCH eligible dirty blocks, sorts them by
+ * (device, LBA), extends runs with adjacent dirty blocks found by lookup,
+ * and writes each run with one backing I/O (at most WB_MAX_IO_KIB), with
+ * at most WB_MAX_INFLIGHT runs in flight (a quarter of that for the
+ * watermark and age triggers).  When every run of the batch is done, each
+ * backing device written is FLUSHed, and only then are the blocks marked
+ * clean and their records rewritten: a record never says clean before the
+ * data it points to is durable at home.
+ */
+#include "vc_internal.h"
+
+#define VC_CLEAN_BATCH	1024u
+
+u32 vc_cur_epoch(struct vc_cache *c)
+{
+	u64 age = vc_param(c, VC_P_MAX_DIRTY_AGE_MS), len;
+
+	if (!age)
+		return 0;
+	len = age * 1000000ULL / VC_EPOCH_DIV;
+	if (!len)
+		len = 1;
+	return (u32)(vc_div_u64(vc_now_ns(), len) & (VC_NR_EPOCHS - 1));
+}
+
+static u64 wm_blocks(struct vc_cache *c, enum vc_param pct, enum vc_param bytes)
+{
+	u64 b = vc_param(c, bytes);
+
+	if (b)
+		return b >> c->block_shift;
+	return vc_div_u64(c->nr_blocks * vc_param(c, pct), 100);
+}
+
+void vc_cache_kick_cleaner(struct vc_cache *c)
+{
+	vc_work_queue(&c->clean_work);
+}
+
+void vc_cache_kick_cleaner_if_needed(struct vc_cache *c)
+{
+	u64 d = (u64)vc_atomic64_read(&c->nr_dirty);
+
+	if (d >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES))
+		vc_cache_kick_cleaner(c);
+}
+
+/* filters */
+#define F_FLUSHME	1
+#define F_EPOCHS	2
+
+static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
+{
+	if ((w & (B_VALID | B_DIRTY | B_BUSY | B_CLEANING | B_TOMB)) !=
+	    (B_VALID | B_DIRTY))
+		return false;
+	if (!c->bdev[vc_key_dev(w)].dev)
+		return false;	/* its device is not attached */
+	if ((filter & F_FLUSHME) && !(w & B_FLUSHME))
+		return false;
+	if ((filter & F_EPOCHS) &&
+	    !(epochs & (1u << ((w & B_EPOCH_MASK) >> B_EPOCH_SHIFT))))
+		return false;
+	return true;
+}
+
+static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger)
+{
+	u32 n, si = c->scan_set;
+
+	c->cand_nr = 0;
+	for (n = 0; n < c->nr_sets && c->cand_nr < VC_CLEAN_BATCH; n++) {
+		struct vc_set *s = &c->sets[si];
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; s->nr_dirty && i < s->ways; i++) {
+			u32 blk = s->first + i;
+			u64 w = c->words[blk];
+
+			if (!eligible(c, w, filter, epochs))
+				continue;
+			vc_block_set_word(c, s, blk, w | B_CLEANING);
+			c->cand[c->cand_nr].key = w & B_KEY_MASK;
+			c->cand[c->cand_nr].blk = blk;
+			c->cand[c->cand_nr].trigger = trigger;
+			c->cand[c->cand_nr].err = 0;
+			c->cand[c->cand_nr].lost = 0;
+			if (++c->cand_nr >= VC_CLEAN_BATCH)
+				break;
+		}
+		vc_spin_unlock(&s->lock);
+		if (c->cand_nr >= VC_CLEAN_BATCH)
+			break;	/* resume in this set next time */
+		si = si + 1 < c->nr_sets ? si + 1 : 0;
+	}
+	c->scan_set = si;
+}
+
+static void sort_cand(struct vc_cand *a, u32 n)
+{
+	static const u32 gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+	u32 g, i, j;
+
+	for (g = 0; g < VC_ARRAY_SIZE(gaps); g++) {
+		u32 gap = gaps[g];
+
+		for (i = gap; i < n; i++) {
+			struct vc_cand t = a[i];
+
+			for (j = i; j >= gap && a[j - gap].key > t.key; j -= gap)
+				a[j] = a[j - gap];
+			a[j] = t;
+		}
+	}
+}
+
+/* Try to take the block caching @key for cleaning; ~0u if not eligible. */
+static u32 grab(struct vc_cache *c, u64 key, u32 filter, u32 epochs)
+{
+	struct vc_set *s = &c->sets[vc_set_of(c, key)];
+	u32 blk;
+
+	(void)filter;
+	(void)epochs;
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, key);
+	/* neighbours join whatever the trigger: they share the I/O */
+	if (blk != ~0u && eligible(c, c->words[blk], 0, 0))
+		vc_block_set_word(c, s, blk, c->words[blk] | B_CLEANING);
+	else
+		blk = ~0u;
+	vc_spin_unlock(&s->lock);
+	return blk;
+}
+
+/* Build runs from the sorted candidates into c->rb / c->runs. */
+static void build_runs(struct vc_cache *c, u8 trigger)
+{
+	u32 max = (u32)(vc_param(c, VC_P_WB_MAX_IO_KIB) << 10) >> c->block_shift;
+	u32 i, nrb = 0;
+
+	if (!max)
+		max = 1;
+	c->runs_nr = 0;
+	for (i = 0; i < c->cand_nr; i++) {
+		struct vc_run *run;
+		u64 next;
+
+		if (c->runs_nr && c->runs[c->runs_nr - 1].nr < max &&
+		    c->rb[nrb - 1].key + 1 == c->cand[i].key &&
+		    vc_key_dev(c->rb[nrb - 1].key) == vc_key_dev(c->cand[i].key)) {
+			c->rb[nrb++] = c->cand[i];
+			c->runs[c->runs_nr - 1].nr++;
+		} else {
+			run = &c->runs[c->runs_nr++];
+			vc_memset(run, 0, sizeof(*run));
+			run->c = c;
+			run->first = nrb;
+			run->nr = 1;
+			c->rb[nrb++] = c->cand[i];
+		}
+		/* at a run's end, probe for adjacent dirty blocks */
+		if (i + 1 < c->cand_nr && c->cand[i + 1].key == c->cand[i].key + 1)
+			continue;
+		run = &c->runs[c->runs_nr - 1];
+		next = c->rb[nrb - 1].key + 1;
+		while (run->nr < max && nrb < 2 * VC_CLEAN_BATCH &&
+		       vc_key_lba(next) != 0) {
+			u32 blk = grab(c, next, 0, 0);
+
+			if (blk == ~0u)
+				break;
+			c->rb[nrb].key = next;
+			c->rb[nrb].blk = blk;
+			c->rb[nrb].trigger = trigger;
+			c->rb[nrb].err = 0;
+			c->rb[nrb].lost = 0;
+			nrb++;
+			run->nr++;
+			next++;
+		}
+	}
+	c->rb_nr = nrb;
+}
+
+static void run_write_end(struct vc_dev_io *io, int err);
+static void batch_flush(struct vc_cache *c);
+
+static void run_read_end(struct vc_dev_io *io, int err)
+{
+	struct vc_run *run = io->private;
+	struct vc_cache *c = run->c;
+	u32 i = (u32)(io - run->rio);
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
+		c->rb[run->first + i].lost = 1;
+		run->err = err;
+	} else {
+		vc_stat_add(VC_STAT(c, flash_bytes_read), c->block_size);
+	}
+	if (!vc_atomic_dec_and_test(&run->pending))
+		return;
+	if (run->err) {
+		/* blocks that read fine stay dirty and are retried later */
+		run_write_end(&run->wio, run->err);
+		return;
+	}
+	vc_dev_submit(&run->wio);
+}
+
+static void issue_run(struct vc_cache *c, struct vc_run *run)
+{
+	u32 bsec = c->block_size >> VC_SECTOR_SHIFT, i;
+	u64 key = c->rb[run->first].key;
+	int err = 0;
+
+	run->err = 0;
+	run->buf = NULL;
+	if (!(c->flags & VC_CFG_NODATA)) {
+		run->buf = vc_buf_alloc(run->nr << c->block_shift, VC_GFP_NOIO);
+		if (!run->buf)
+			err = -ENOMEM;
+	}
+	run->rio = err ? NULL : vc_zalloc(sizeof(*run->rio) * run->nr,
+					  VC_GFP_NOIO);
+	if (!run->rio)
+		err = -ENOMEM;
+	vc_memset(&run->wio, 0, sizeof(run->wio));
+	run->wio.dev = c->bdev[vc_key_dev(key)].dev;
+	run->wio.op = VC_DEV_WRITE;
+	run->wio.sector = vc_key_lba(key) * bsec;
+	run->wio.len = run->nr << c->block_shift;
+	run->wio.buf = run->buf;
+	run->wio.end_io = run_write_end;
+	run->wio.private = run;
+	if (err) {
+		run->err = err;
+		run_write_end(&run->wio, err);
+		return;
+	}
+	vc_atomic_set(&run->pending, (int)run->nr);
+	for (i = 0; i < run->nr; i++) {
+		struct vc_dev_io *io = &run->rio[i];
+
+		io->dev = c->cdev;
+		io->op = VC_DEV_READ;
+		io->sector = c->data_start + (u64)c->rb[run->first + i].blk * bsec;
+		io->len = c->block_size;
+		io->buf = run->buf;
+		io->buf_off = i << c->block_shift;
+		io->end_io = run_read_end;
+		io->private = run;
+	}
+	for (i = 0; i < run->nr; i++)
+		vc_dev_submit(&run->rio[i]);
+}
+
+static void run_write_end(struct vc_dev_io *io, int err)
+{
+	struct vc_run *run = vc_container_of(io, struct vc_run, wio);
+	struct vc_cache *c = run->c;
+	bool all_done, more;
+	u32 i;
+
+	if (err) {
+		if (!run->err)
+			vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+		for (i = 0; i < run->nr; i++)
+			c->rb[run->first + i].err = 1;
+	} else {
+		vc_stat_add(VC_STAT(c, wb_ios), 1);
+		vc_stat_add(VC_STAT(c, backing_ios), 1);
+		vc_stat_add(VC_STAT(c, backing_bytes_written),
+			    (u64)run->nr << c->block_shift);
+	}
+	vc_buf_free(run->buf);
+	run->buf = NULL;
+	vc_free(run->rio);
+	run->rio = NULL;
+
+	vc_spin_lock(&c->clean_lock);
+	c->runs_inflight--;
+	c->runs_done++;
+	if (!err)
+		c->batch_dev_mask |= 1u << vc_key_dev(c->rb[run->first].key);
+	all_done = c->runs_done == c->runs_nr;
+	more = c->runs_next < c->runs_nr;
+	vc_spin_unlock(&c->clean_lock);
+	if (more)
+		vc_work_queue(&c->clean_work);
+	if (all_done)
+		batch_flush(c);
+}
+
+struct vc_clean_flush {
+	struct vc_cache *c;
+	vc_atomic_t pending;
+	int err[VC_MAX_BACKING];
+	struct vc_dev_io io[VC_MAX_BACKING];
+};
+
+static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f);
+
+static void batch_flush_put(struct vc_clean_flush *f)
+{
+	if (vc_atomic_dec_and_test(&f->pending))
+		finish_batch(f->c, f);
+}
+
+static void batch_flush_end(struct vc_dev_io *io, int err)
+{
+	struct vc_clean_flush *f = io->private;
+
+	f->err[io - f->io] = err;
+	if (err)
+		vc_stat_add(VC_STAT(f->c, backing_write_errors), 1);
+	batch_flush_put(f);
+}
+
+/* Every run is done: FLUSH the backing devices written, then finish. */
+static void batch_flush(struct vc_cache *c)
+{
+	struct vc_clean_flush *f = vc_zalloc(sizeof(*f), VC_GFP_NOIO);
+	u32 d;
+
+	if (!f) {
+		/* cannot flush: nothing becomes clean this time */
+		for (d = 0; d < c->rb_nr; d++)
+			c->rb[d].err = 1;
+		finish_batch(c, NULL);
+		return;
+	}
+	f->c = c;
+	vc_atomic_set(&f->pending, 1);
+	for (d = 0; d < VC_MAX_BACKING; d++) {
+		if (!(c->batch_dev_mask & (1u << d)))
+			continue;
+		vc_atomic_inc(&f->pending);
+		f->io[d].dev = c->bdev[d].dev;
+		f->io[d].op = VC_DEV_FLUSH;
+		f->io[d].end_io = batch_flush_end;
+		f->io[d].private = f;
+		vc_dev_submit(&f->io[d]);
+	}
+	batch_flush_put(f);
+}
+
+static void flush_check_done(struct vc_cache *c);
+
+/*
+ * The batch's data is durable on the backing devices (or failed): mark
+ * blocks clean, rewrite their records, release everything.
+ */
+static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
+{
+	u32 i;
+
+	for (i = 0; i < c->rb_nr; i++) {
+		struct vc_cand *e = &c->rb[i];
+		u32 dev = vc_key_dev(e->key);
+		struct vc_set *s = vc_set_of_blk(c, e->blk);
+		bool ok = !e->err && !e->lost && f && !f->err[dev];
+		bool md = false, flushme_failed = false;
+		u64 w;
+
+		vc_spin_lock(&s->lock);
+		w = c->words[e->blk] & ~B_CLEANING;
+		if (e->lost) {
+			vc_block_set_word(c, s, e->blk, w);
+			md = vc_invalidate_locked(c, s, e->blk);
+		} else if (ok) {
+			if (w & B_REDIRTY)
+				w &= ~B_REDIRTY;	/* newer data: again */
+			else
+				w &= ~(B_DIRTY | B_FLUSHME);
+			vc_block_set_word(c, s, e->blk, w);
+			md = !(w & B_DIRTY);
+		} else {
+			flushme_failed = w & B_FLUSHME;
+			vc_block_set_word(c, s, e->blk,
+					  w & ~(B_REDIRTY | B_FLUSHME));
+		}
+		vc_spin_unlock(&s->lock);
+		if (e->lost) {
+			vc_stat_add(VC_STAT(c, lost_blocks), 1);
+			vc_log_err("%s: read error writing back block %u: data lost",
+				   c->cdev->name, e->blk);
+		}
+		if (ok) {
+			vc_stat_add(VC_STAT_IDX(c, cleanings, e->trigger), 1);
+			if (e->trigger == VC_CLEAN_AGE)
+				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
+		}
+		if ((e->lost || flushme_failed) && c->flush_active)
+			c->flush_result = -EIO;
+		if (md)
+			vc_md_mark(c, e->blk, NULL, NULL);
+	}
+	vc_free(f);
+	vc_spin_lock(&c->clean_lock);
+	c->batch_active = false;
+	c->rb_nr = 0;
+	c->runs_nr = 0;
+	vc_spin_unlock(&c->clean_lock);
+	vc_redrive(c);
+	vc_waitq_wake_all(&c->flush_wq);
+	flush_check_done(c);
+	vc_work_queue(&c->clean_work);
+}
+
+/* Issue runs of the current batch up to the in-flight limit. */
+static void issue_runs(struct vc_cache *c)
+{
+	u32 full = (u32)vc_param(c, VC_P_WB_MAX_INFLIGHT), limit;
+
+	if (!full)
+		full = 1;
+	limit = full;
+	if (c->batch_trigger == VC_CLEAN_WATERMARK ||
+	    c->batch_trigger == VC_CLEAN_AGE)
+		limit = full / 4 ? full / 4 : 1;
+	for (;;) {
+		struct vc_run *run = NULL;
+
+		vc_spin_lock(&c->clean_lock);
+		if (c->batch_active && c->runs_next < c->runs_nr &&
+		    c->runs_inflight < limit) {
+			run = &c->runs[c->runs_next++];
+			c->runs_inflight++;
+		}
+		vc_spin_unlock(&c->clean_lock);
+		if (!run)
+			return;
+		issue_run(c, run);
+	}
+}
+
+static void flush_check_done(struct vc_cache *c)
+{
+	vc_flush_done_fn done = NULL;
+	void *arg = NULL;
+	int result = 0;
+
+	vc_spin_lock(&c->clean_lock);
+	if (c->flush_active && vc_atomic64_read(&c->flush_remaining) <= 0) {
+		c->flush_active = false;
+		result = c->flush_result;
+		c->flush_last_result = result;
+		done = c->flush_done;
+		arg = c->flush_done_arg;
+		c->flush_done = NULL;
+	}
+	vc_spin_unlock(&c->clean_lock);
+	if (done)
+		done(arg, result);
+	vc_waitq_wake_all(&c->flush_wq);
+}
+
+static u32 overdue_epochs(struct vc_cache *c)
+{
+	u32 cur, e, mask = 0;
+
+	if (!vc_param(c, VC_P_MAX_DIRTY_AGE_MS))
+		return 0;
+	cur = vc_cur_epoch(c);
+	for (e = 0; e < VC_NR_EPOCHS; e++) {
+		u32 dist = (cur - e) & (VC_NR_EPOCHS - 1);
+
+		if (dist >= VC_EPOCH_OVERDUE &&
+		    vc_atomic64_read(&c->epoch_dirty[e]) > 0)
+			mask |= 1u << e;
+	}
+	return mask;
+}
+
+void vc_clean_work_fn(vc_work_t *wk)
+{
+	struct vc_cache *c = vc_container_of(wk, struct vc_cache, clean_work);
+	u64 dirty = (u64)vc_atomic64_read(&c->nr_dirty), now = vc_now_ns();
+	u64 idle = vc_param(c, VC_P_IDLE_MS) * 1000000ULL;
+	u32 filter = 0, epochs = 0;
+	int trigger = -1;
+	bool active, stop;
+
+	vc_spin_lock(&c->clean_lock);
+	active = c->batch_active;
+	stop = c->clean_stop;
+	vc_spin_unlock(&c->clean_lock);
+	if (active) {
+		issue_runs(c);
+		return;
+	}
+	flush_check_done(c);
+	vc_md_retry(c);
+	if (stop)
+		return;
+
+	if (dirty >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES))
+		c->wm_active = true;
+	else if (dirty <= wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES))
+		c->wm_active = false;
+
+	if (c->flush_active) {
+		trigger = VC_CLEAN_FLUSH;
+		filter = F_FLUSHME;
+	} else if (dirty && vc_effective_mode(c) != VC_MODE_WB) {
+		trigger = VC_CLEAN_MODE;
+	} else if (dirty && c->wm_active) {
+		trigger = VC_CLEAN_WATERMARK;
+	} else if ((epochs = overdue_epochs(c)) != 0) {
+		trigger = VC_CLEAN_AGE;
+		filter = F_EPOCHS;
+	} else if (dirty && idle &&
+		   now - (u64)vc_atomic64_read(&c->last_backing_io_ns) >= idle) {
+		trigger = VC_CLEAN_IDLE;
+	}
+	if (trigger >= 0) {
+		vc_spin_lock(&c->clean_lock);
+		c->batch_active = true;
+		c->batch_trigger = (u32)trigger;
+		c->batch_dev_mask = 0;
+		c->runs_next = c->runs_done = c->runs_inflight = 0;
+		vc_spin_unlock(&c->clean_lock);
+		collect(c, filter, epochs, (u8)trigger);
+		if (c->cand_nr) {
+			sort_cand(c->cand, c->cand_nr);
+			build_runs(c, (u8)trigger);
+			issue_runs(c);
+			return;	/* the batch's end queues us again */
+		}
+		vc_spin_lock(&c->clean_lock);
+		c->batch_active = false;
+		vc_spin_unlock(&c->clean_lock);
+		vc_waitq_wake_all(&c->flush_wq);
+	}
+	vc_work_queue_delayed(&c->clean_work,
+			      vc_max_u64(1, vc_param(c, VC_P_CLEAN_INTERVAL_MS)) *
+			      1000000ULL);
+}
+
+int vc_cleaner_init(struct vc_cache *c)
+{
+	c->cand = vc_large_zalloc(sizeof(*c->cand) * VC_CLEAN_BATCH);
+	c->rb = vc_large_zalloc(sizeof(*c->rb) * 2 * VC_CLEAN_BATCH);
+	c->runs = vc_large_zalloc(sizeof(*c->runs) * 2 * VC_CLEAN_BATCH);
+	if (!c->cand || !c->rb || !c->runs) {
+		vc_cleaner_free(c);
+		return -ENOMEM;
+	}
+	vc_spin_lock_init(&c->clean_lock);
+	vc_work_init(&c->clean_work, vc_clean_work_fn);
+	return 0;
+}
+
+static bool batch_idle(void *arg)
+{
+	struct vc_cache *c = arg;
+	bool active;
+
+	vc_spin_lock(&c->clean_lock);
+	active = c->batch_active;
+	vc_spin_unlock(&c->clean_lock);
+	return !active;
+}
+
+/* Stop starting batches, let the current one finish, stop the timer. */
+void vc_cleaner_stop(struct vc_cache *c)
+{
+	vc_spin_lock(&c->clean_lock);
+	c->clean_stop = true;
+	vc_spin_unlock(&c->clean_lock);
+	vc_work_queue(&c->clean_work);
+	vc_waitq_wait(&c->flush_wq, batch_idle, c, false, 0);
+	vc_work_cancel_sync(&c->clean_work);
+}
+
+void vc_cleaner_start(struct vc_cache *c)
+{
+	vc_spin_lock(&c->clean_lock);
+	c->clean_stop = false;
+	vc_spin_unlock(&c->clean_lock);
+	vc_work_queue(&c->clean_work);
+}
+
+void vc_cleaner_free(struct vc_cache *c)
+{
+	vc_large_free(c->cand);
+	vc_large_free(c->rb);
+	vc_large_free(c->runs);
+	c->cand = NULL;
+	c->rb = NULL;
+	c->runs = NULL;
+}
+
+/* ------------------------------------------------------ flush on demand */
+static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
+		       void *arg)
+{
+	u64 marked = 0;
+	u32 si;
+
+	if (dev_id != VC_DEV_ID_ALL &&
+	    (dev_id >= VC_MAX_BACKING || !c->bdev[dev_id].dev))
+		return -ENODEV;
+	vc_spin_lock(&c->clean_lock);
+	if (c->flush_active) {
+		vc_spin_unlock(&c->clean_lock);
+		return -EBUSY;
+	}
+	c->flush_active = true;
+	c->flush_dev = dev_id;
+	c->flush_result = 0;
+	c->flush_done = done;
+	c->flush_done_arg = arg;
+	/* a large bias keeps the count positive while marking */
+	vc_atomic64_set(&c->flush_remaining, 1LL << 62);
+	vc_spin_unlock(&c->clean_lock);
+
+	for (si = 0; si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; i < s->ways; i++) {
+			u32 blk = s->first + i;
+			u64 w = c->words[blk];
+			bool want = (w & B_VALID) && (w & B_DIRTY) &&
+				    !(w & B_TOMB) &&
+				    (dev_id == VC_DEV_ID_ALL ||
+				     vc_key_dev(w) == dev_id);
+
+			if (w & B_FLUSHME)
+				w &= ~B_FLUSHME;	/* stale mark */
+			if (want) {
+				w |= B_FLUSHME;
+				marked++;
+			}
+			/* direct store: the bias absorbs nothing here */
+			vc_store_u64(&c->words[blk], w);
+		}
+		vc_spin_unlock(&s->lock);
+	}
+	c->flush_target = marked;
+	vc_atomic64_add(&c->flush_remaining, (s64)marked - (1LL << 62));
+	vc_cache_kick_cleaner(c);
+	flush_check_done(c);
+	return 0;
+}
+
+static bool flush_over(void *arg)
+{
+	struct vc_cache *c = arg;
+	bool active;
+
+	vc_spin_lock(&c->clean_lock);
+	active = c->flush_active;
+	vc_spin_unlock(&c->clean_lock);
+	return !active;
+}
+
+void vc_cache_flush_get_progress(struct vc_cache *c,
+				 struct vc_flush_progress *p)
+{
+	s64 rem = vc_atomic64_read(&c->flush_remaining);
+
+	vc_spin_lock(&c->clean_lock);
+	p->running = c->flush_active;
+	p->target = c->flush_target;
+	p->remaining = p->running && rem > 0 ? (u64)rem : 0;
+	if (p->remaining > p->target)
+		p->remaining = p->target;
+	p->done = p->target - p->remaining;
+	p->result = c->flush_active ? 0 : c->flush_last_result;
+	vc_spin_unlock(&c->clean_lock);
+}
+
+void vc_cache_flush_cancel(struct vc_cache *c)
+{
+	vc_flush_done_fn done = NULL;
+	void *arg = NULL;
+
+	vc_spin_lock(&c->clean_lock);
+	if (c->flush_active) {
+		c->flush_active = false;
+		c->flush_last_result = -EINTR;
+		done = c->flush_done;
+		arg = c->flush_done_arg;
+		c->flush_done = NULL;
+	}
+	vc_spin_unlock(&c->clean_lock);
+	if (done)
+		done(arg, -EINTR);
+	vc_waitq_wake_all(&c->flush_wq);
+}
+
+int vc_cache_flush_start(struct vc_cache *c, u32 dev_id,
+			 vc_flush_done_fn done, void *arg)
+{
+	return flush_begin(c, dev_id, done, arg);
+}
+
+int vc_cache_flush(struct vc_cache *c, u32 dev_id,
+		   vc_flush_progress_fn progress, void *arg)
+{
+	struct vc_flush_progress p;
+	int err;
+
+	err = flush_begin(c, dev_id, NULL, NULL);
+	if (err)
+		return err;
+	for (;;) {
+		err = vc_waitq_wait(&c->flush_wq, flush_over, c, true,
+				    100000000ULL);
+		vc_cache_flush_get_progress(c, &p);
+		if (!err)
+			break;
+		if (err == -ETIMEDOUT) {
+			if (progress && progress(arg, &p)) {
+				vc_cache_flush_cancel(c);
+				return -EINTR;
+			}
+			continue;
+		}
+		vc_cache_flush_cancel(c);
+		return err;
+	}
+	if (progress)
+		progress(arg, &p);
+	return p.result;
+}

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vc_internal.h - internal structures of the vcache engine.
+ *
+ * DESIGN
+ *
+ * Blocks and sets.  The cache device holds nr_blocks cache blocks.  They
+ * are split into nr_sets sets of at most VC_MAX_WAYS consecutive blocks
+ * (sizes differ by at most one).  A backing block (dev, lba) may live only
+ * in set vc_set_of(key) (a fixed hash, part of the on-flash format), so a
+ * set is a self-contained cache: its own hash table, its own replacement
+ * list, its own lock.  With at most 32768 ways per set, links inside a set
+ * are 16-bit, which is what keeps the RAM per block at 15.x bytes:
+ *
+ *   u64 word[]     8 B   key (dev, lba) + state bits, see B_* below
+ *   u16 prev[]     2 B   replacement list (head = most recent)
+ *   u16 next[]     2 B
+ *   u16 hnext[]    2 B   hash chain inside the set
+ *   u16 heads[]   <=1 B  hash heads, ways/2 rounded down to a power of 2
+ *   u16 ghost[]  <=0.5 B admission filter, ways/4 rounded down
+ *   md state    5/63 B   per metadata sector: started/done counters, flags
+ *
+ * Sets are large (tens of thousands of blocks), so per-set LRU behaves like
+ * global LRU (keys are spread by a hash); a cache under 32768 blocks is a
+ * single set, i.e. exactly global LRU/FIFO.
+ *
+ * Metadata on flash (vc_format.h): one 64-bit record per block, 63 per
+ * 512-byte sector.  Writes of one sector are serialised (at most one in
+ * flight; changes during a write mark it for another).  A request needing
+ * its record durable waits for "write number started+1" of the sector.
+ *
+ * Block states (bits of word[]):
+ *   VALID       holds (dev, lba)
+ *   DIRTY       newer than the backing device; the record should say dirty
+ *   FLASHDIRTY  the record on flash may say dirty: never reuse the block
+ *               for other data while set
+ *   BUSY        exclusive operation (fill, write, invalidation) in flight;
+ *               other requests for the block wait on the deferred list
+ *   CLEANING    being written back (reads may proceed; a write sets
+ *               REDIRTY so the block stays dirty)
+ *   FLUSHME     part of the running flush-on-demand
+ *   EPOCH       dirty-age epoch (3 bits) of the first dirtying write
+ *   READERS     reads from the cache block in flight (4 bits)
+ *   TOMB        invalidated while its record may say dirty: kept in the
+ *               hash (BUSY) until a metadata write clears the record, so
+ *               the backing block is never cached twice on flash
+ *
+ * LOCK ORDER (take left before right; never hold two of one kind):
+ *
+ *   ctl_mutex  ->  set->lock  ->  md_lock[i]  ->  defer_lock
+ *              ->  clean_lock ->  set->lock
+ *
+ *   ctl_mutex   (sleeping) control operations: mode/policy changes, attach,
+ *               detach, flush start, shutdown.
+ *   set->lock   the set's words/links/heads/ghost, its counters.
+ *   md_lock[i]  metadata sectors s with s % VC_MD_LOCKS == i: md_started,
+ *               md_done, md_flags, and waiter bucket i.
+ *   clean_lock  the cleaner's batch state (runs, in-flight count).
+ *   defer_lock  the deferred request list.
+ *   stats are atomics, lock-free.  Device submission and host end_io are
+ *   never called with any engine lock held.
+ */
+#ifndef VC_INTERNAL_H
+#define VC_INTERNAL_H
+
+#include "vc_engine.h"
+#include "vc_format.h"
+#include "vc_seq.h"
+#include "vc_pidlist.h"
+
+#define VC_MAX_WAYS		32768u
+#define VC_NIL			0xffffu
+#define VC_MD_LOCKS		64u
+
+/* block word layout */
+#define B_LBA_BITS		42
+#define B_LBA_MASK		((1ULL << B_LBA_BITS) - 1)
+#define B_DEV_SHIFT		42
+#define B_DEV_MASK		0xfULL
+#define B_KEY_MASK		((1ULL << 46) - 1)
+#define B_VALID			(1ULL << 46)
+#define B_DIRTY			(1ULL << 47)
+#define B_FLASHDIRTY		(1ULL << 48)
+#define B_BUSY			(1ULL << 49)
+#define B_CLEANING		(1ULL << 50)
+#define B_REDIRTY		(1ULL << 51)
+#define B_FLUSHME		(1ULL << 52)
+#define B_EPOCH_SHIFT		53
+#define B_EPOCH_MASK		(7ULL << B_EPOCH_SHIFT)
+#define B_READERS_SHIFT		56
+#define B_READERS_MASK		(15ULL << B_READERS_SHIFT)
+#define B_READER_ONE		(1ULL << B_READERS_SHIFT)
+#define B_MAX_READERS		15
+#define B_TOMB			(1ULL << 60)	/* invalid, record pending */
+
+#define VC_NR_EPOCHS		8
+#define VC_EPOCH_DIV		4	/* epoch length = max age / 4 */
+#define VC_EPOCH_OVERDUE	3	/* clean epochs this many behind */
+
+static inline u64 vc_mkkey(u32 dev, u64 lba)
+{
+	return ((u64)dev << B_DEV_SHIFT) | (lba & B_LBA_MASK);
+}
+
+static inline u32 vc_key_dev(u64 w) { return (u32)((w >> B_DEV_SHIFT) & B_DEV_MASK); }
+static inline u64 vc_key_lba(u64 w) { return w & B_LBA_MASK; }
+
+/* 64-bit mixer (murmur3 finalizer): part of the on-flash format. */
+static inline u64 vc_hash64(u64 k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ULL;
+	k ^= k >> 33;
+	return k;
+}
+
+struct vc_req;
+
+/* A waiter for a metadata sector write. */
+struct vc_md_waiter {
+	struct vc_md_waiter *next;
+	u64 sector;		/* index of the record sector */
+	u16 target;		/* write number that satisfies it */
+	void (*fn)(struct vc_md_waiter *w, int err);
+};
+
+struct vc_set {
+	vc_spinlock_t lock;
+	u32 first;		/* first block */
+	u32 ways;
+	u32 hmask;		/* buckets - 1 */
+	u32 gmask;		/* ghost entries - 1 */
+	u16 *heads;
+	u16 *ghost;
+	u16 head, tail;		/* replacement list: head = newest */
+	u32 nr_valid;
+	u32 nr_dirty;
+};
+
+struct vc_bdev_slot {
+	struct vc_dev *dev;	/* NULL while not attached */
+	bool in_use;		/* slot reserved on flash */
+	u8 uuid[48];
+	u64 nr_sectors;
+	vc_atomic64_t nr_dirty;
+	vc_atomic_t inflight;	/* host requests in flight */
+};
+
+/* One merged write-back I/O. */
+struct vc_run {
+	struct vc_cache *c;
+	u32 first;		/* index into clean.cand */
+	u32 nr;			/* blocks */
+	struct vc_buf *buf;
+	vc_atomic_t pending;
+	int err;
+	struct vc_dev_io wio;	/* backing write */
+	struct vc_dev_io *rio;	/* cache reads, nr of them */
+};
+
+struct vc_cand {
+	u64 key;
+	u32 blk;
+	u8 trigger;
+	u8 err;
+	u8 lost;
+};
+
+struct vc_stats_atomic {
+	vc_atomic64_t v[sizeof(struct vc_stats) / sizeof(u64)];
+};
+
+#define VC_STAT(c, field) \
+	(&(c)->st.v[__builtin_offsetof(struct vc_stats, field) / sizeof(u64)])
+#define VC_STAT_IDX(c, field, i) \
+	(&(c)->st.v[__builtin_offsetof(struct vc_stats, field) / sizeof(u64) + (i)])
+
+struct vc_cache {
+	struct vc_dev *cdev;
+	u32 flags;		/* VC_CFG_* */
+	u32 block_size;
+	u32 block_sectors;
+	u32 block_shift;	/* log2(block_size) */
+	u64 nr_blocks;
+	u64 md_start, md_sectors, data_start;
+	u32 nonce;
+	u64 sb_seq;
+
+	/* mode: requested by the admin, and degradation level */
+	vc_atomic_t mode;	/* enum vc_mode requested */
+	vc_atomic_t degraded;	/* 0 none, 1 = at least WT, 2 = PT */
+	vc_atomic_t policy;
+	u64 params[VC_NR_PARAMS];	/* written under ctl_mutex, read racy */
+
+	vc_mutex_t ctl_mutex;
+	struct vc_bdev_slot bdev[VC_MAX_BACKING];
+
+	/* mapping */
+	u32 nr_sets;
+	struct vc_set *sets;
+	u64 *words;
+	u16 *prev, *next, *hnext;
+	u16 *heads_mem, *ghost_mem;
+	u64 heads_total, ghost_total;
+
+	/* metadata sectors */
+	vc_spinlock_t md_lock[VC_MD_LOCKS];
+	struct vc_md_waiter *md_waiters[VC_MD_LOCKS];
+	u16 *md_started, *md_done;
+	u8 *md_flags;
+	vc_atomic_t md_inflight;
+	vc_atomic_t md_retry;
+	vc_waitq_t md_wq;		/* md writes completed */
+
+	/* deferred requests (waiting for a busy block) */
+	vc_spinlock_t defer_lock;
+	struct vc_req *defer_head, *defer_tail;
+	vc_work_t defer_work;
+
+	/* host requests in flight */
+	vc_atomic_t host_inflight;
+	vc_waitq_t io_wq;
+
+	/* cleaner */
+	vc_work_t clean_work;
+	vc_spinlock_t clean_lock;
+	bool clean_stop;
+	bool wm_active;		/* above high watermark, until below low */
+	bool batch_active;
+	u32 batch_trigger;
+	struct vc_cand *cand;
+	u32 cand_cap, cand_nr;
+	struct vc_cand *rb;	/* blocks of the batch's runs, in order */
+	u32 rb_nr;
+	struct vc_run *runs;
+	u32 runs_nr, runs_next, runs_done, runs_inflight;
+	u32 flush_pending;	/* backing FLUSHes outstanding */
+	u32 batch_dev_mask;
+	u32 scan_set;		/* next set to scan */
+	vc_atomic64_t last_backing_io_ns;
+	vc_atomic64_t epoch_dirty[VC_NR_EPOCHS];
+	vc_atomic64_t nr_dirty;
+	vc_atomic64_t nr_valid;
+
+	/* flush on demand */
+	bool flush_active;
+	u32 flush_dev;
+	u64 flush_target;
+	vc_atomic64_t flush_remaining;
+	int flush_result;
+	int flush_last_result;
+	vc_flush_done_fn flush_done;
+	void *flush_done_arg;
+	vc_waitq_t flush_wq;
+
+	/* classifiers */
+	struct vc_seq seq;
+	struct vc_pidlist pids;
+
+	struct vc_stats_atomic st;
+	u64 mem_bytes;
+};
+
+/* Per-block piece of a host request, or an engine-internal request. */
+enum vc_req_kind {
+	RK_READ,
+	RK_WRITE,
+	RK_DISCARD,
+};
+
+struct vc_req {
+	struct vc_cache *c;
+	struct vc_host_io *hio;
+	struct vc_req *defer_next;
+	u8 kind;
+	u8 fua;
+	u8 hit;			/* first lookup hit */
+	u8 bypass;		/* reason+1 when bypassed */
+	u32 blk;		/* cache block (when allocated/hit) */
+	u64 key;
+	u64 sector;		/* backing sector of this piece */
+	u32 off;		/* byte offset inside the cache block */
+	u32 len;
+	u32 hoff;		/* byte offset in the host buffer */
+	vc_atomic_t pending;	/* sub-I/Os in flight */
+	int err_cache, err_back;
+	struct vc_buf *bounce;
+	struct vc_md_waiter mdw;
+	struct vc_dev_io io[2];
+};
+
+/* vc_map.c */
+int vc_map_alloc(struct vc_cache *c);
+void vc_map_free(struct vc_cache *c);
+u32 vc_set_of(struct vc_cache *c, u64 key);
+u32 vc_lookup(struct vc_cache *c, struct vc_set *s, u64 key);
+void vc_hash_insert(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_hash_remove(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_lru_unlink(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_lru_push_head(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk);
+u32 vc_find_victim(struct vc_cache *c, struct vc_set *s);
+bool vc_ghost_admit(struct vc_cache *c, struct vc_set *s, u64 key);
+void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w);
+static inline u64 vc_word(struct vc_cache *c, u32 blk)
+{
+	return vc_load_u64(&c->words[blk]);
+}
+
+static inline struct vc_set *vc_set_of_blk(struct vc_cache *c, u32 blk)
+{
+	/* sets differ in size by at most one: find by division, then fix */
+	u32 s = (u32)vc_div_u64((u64)blk * c->nr_sets, c->nr_blocks);
+
+	while (s + 1 < c->nr_sets && blk >= c->sets[s + 1].first)
+		s++;
+	while (blk < c->sets[s].first)
+		s--;
+	return &c->sets[s];
+}
+
+/* vc_md.c */
+void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
+		void (*fn)(struct vc_md_waiter *w, int err));
+int vc_md_format(struct vc_cache *c);
+int vc_md_load(struct vc_cache *c, char *err, size_t errlen);
+int vc_md_write_sb(struct vc_cache *c, bool clean);
+int vc_md_write_dev(struct vc_cache *c, u32 id);
+int vc_md_write_all(struct vc_cache *c);
+int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
+	       struct vc_buf *buf);
+int vc_md_wait_idle(struct vc_cache *c);
+void vc_md_retry(struct vc_cache *c);
+
+/* vc_io.c */
+void vc_defer(struct vc_cache *c, struct vc_req *r);
+void vc_defer_work_fn(vc_work_t *w);
+void vc_req_dispatch(struct vc_req *r);
+void vc_redrive(struct vc_cache *c);
+bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
+enum vc_mode vc_effective_mode(struct vc_cache *c);
+void vc_degrade(struct vc_cache *c, const char *why);
+
+/* vc_clean.c */
+int vc_cleaner_init(struct vc_cache *c);
+void vc_cleaner_stop(struct vc_cache *c);
+void vc_cleaner_start(struct vc_cache *c);
+void vc_cache_kick_cleaner_if_needed(struct vc_cache *c);
+void vc_cleaner_free(struct vc_cache *c);
+void vc_clean_work_fn(vc_work_t *w);
+u32 vc_cur_epoch(struct vc_cache *c);
+
+static inline void vc_stat_add(vc_atomic64_t *a, u64 v)
+{
+	vc_atomic64_add(a, (s64)v);
+}
+
+static inline u64 vc_param(struct vc_cache *c, enum vc_param p)
+{
+	return vc_load_u64(&c->params[p]);
+}
+
+#endif /* VC_INTERNAL_H */

@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vc_io: the host I/O paths - reads (hit, fill, bypass), writes in every
+ * mode, discards, FLUSH/FUA - and the deferred-request list.
+ */
+#include "vc_internal.h"
+
+/* vc_host_io.eflags */
+#define HF_MISS		(1 << 0)
+#define HF_HIT		(1 << 1)
+#define HF_BYP_SEQ	(1 << 2)
+#define HF_BYP_PID	(1 << 3)
+#define HF_PREFLUSHED	(1 << 4)
+
+static void hio_put(struct vc_cache *c, struct vc_host_io *hio);
+static void write_backing_only(struct vc_req *r);
+
+/* ------------------------------------------------------------- modes */
+enum vc_mode vc_effective_mode(struct vc_cache *c)
+{
+	int m = vc_atomic_read(&c->mode), d = vc_atomic_read(&c->degraded);
+
+	if (d >= 2)
+		return VC_MODE_PT;
+	if (d == 1 && m == VC_MODE_WB)
+		return VC_MODE_WT;
+	return (enum vc_mode)m;
+}
+
+void vc_degrade(struct vc_cache *c, const char *why)
+{
+	for (;;) {
+		int d = vc_atomic_read(&c->degraded);
+		int nd = vc_effective_mode(c) == VC_MODE_WB ? 1 : 2;
+
+		if (nd <= d || d >= 2)
+			return;
+		if (vc_atomic_cmpxchg(&c->degraded, d, nd) == d) {
+			vc_stat_add(VC_STAT(c, degradations), 1);
+			vc_log_err("%s: %s: cache degraded to %s", c->cdev->name,
+				   why, vc_mode_name(vc_effective_mode(c)));
+			vc_cache_kick_cleaner(c);
+			return;
+		}
+	}
+}
+
+/* --------------------------------------------------------- deferral */
+/* Queue @r until a busy block becomes free.  Set lock held. */
+void vc_defer(struct vc_cache *c, struct vc_req *r)
+{
+	vc_spin_lock(&c->defer_lock);
+	r->defer_next = NULL;
+	if (c->defer_tail)
+		c->defer_tail->defer_next = r;
+	else
+		c->defer_head = r;
+	c->defer_tail = r;
+	vc_spin_unlock(&c->defer_lock);
+}
+
+/* A block became less busy: retry deferred requests (from a work item). */
+void vc_redrive(struct vc_cache *c)
+{
+	bool any;
+
+	vc_spin_lock(&c->defer_lock);
+	any = c->defer_head != NULL;
+	vc_spin_unlock(&c->defer_lock);
+	if (any)
+		vc_work_queue(&c->defer_work);
+}
+
+void vc_defer_work_fn(vc_work_t *w)
+{
+	struct vc_cache *c = vc_container_of(w, struct vc_cache, defer_work);
+	struct vc_req *r;
+
+	vc_spin_lock(&c->defer_lock);
+	r = c->defer_head;
+	c->defer_head = c->defer_tail = NULL;
+	vc_spin_unlock(&c->defer_lock);
+	while (r) {
+		struct vc_req *n = r->defer_next;
+
+		vc_req_dispatch(r);
+		r = n;
+	}
+}
+
+/* ----------------------------------------------------------- helpers */
+static u64 blk_sector(struct vc_cache *c, u32 blk)
+{
+	return c->data_start + ((u64)blk << (c->block_shift - VC_SECTOR_SHIFT));
+}
+
+static void ef_or(struct vc_host_io *hio, int bits)
+{
+	int old = vc_atomic_read(&hio->eflags);
+
+	while (!((old & bits) == bits)) {
+		int cur = vc_atomic_cmpxchg(&hio->eflags, old, old | bits);
+
+		if (cur == old)
+			break;
+		old = cur;
+	}
+}
+
+static void set_err(struct vc_host_io *hio, int err)
+{
+	if (err)
+		vc_atomic_cmpxchg(&hio->error, 0, err);
+}
+
+/* A piece finished: record its error, free it, complete the host I/O. */
+static void req_done(struct vc_req *r, int err)
+{
+	struct vc_cache *c = r->c;
+	struct vc_host_io *hio = r->hio;
+
+	vc_buf_free(r->bounce);
+	vc_free(r);
+	set_err(hio, err);
+	hio_put(c, hio);
+}
+
+/* Like req_done but keeps @r alive (its block work goes on). */
+static void req_ack(struct vc_req *r, int err)
+{
+	struct vc_host_io *hio = r->hio;
+
+	r->hio = NULL;
+	set_err(hio, err);
+	hio_put(r->c, hio);
+}
+
+static void req_free(struct vc_req *r)
+{
+	vc_buf_free(r->bounce);
+	vc_free(r);
+}
+
+static void io_init(struct vc_dev_io *io, struct vc_dev *dev, u8 op,
+		    u32 flags, u64 sector, u32 len, struct vc_buf *buf,
+		    u32 buf_off, vc_dev_end_io_t end, void *priv)
+{
+	vc_memset(io, 0, sizeof(*io));
+	io->dev = dev;
+	io->op = op;
+	io->flags = flags;
+	io->sector = sector;
+	io->len = len;
+	io->buf = buf;
+	io->buf_off = buf_off;
+	io->end_io = end;
+	io->private = priv;
+}
+
+static struct vc_dev *bdev_of(struct vc_req *r)
+{
+	return r->c->bdev[vc_key_dev(r->key)].dev;
+}
+
+static void note_backing_io(struct vc_cache *c)
+{
+	vc_atomic64_set(&c->last_backing_io_ns, (s64)vc_now_ns());
+	vc_stat_add(VC_STAT(c, backing_ios), 1);
+}
+
+/*
+ * Drop a block from the cache.  If its record on flash may say dirty it
+ * becomes a tombstone: it stays in the hash (so requests for the same
+ * backing block wait) until a metadata write clears the record.  Set lock
+ * held; returns true if the caller must call vc_md_mark() for it.
+ */
+bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
+{
+	u64 w = c->words[blk];
+
+	if (w & (B_DIRTY | B_FLASHDIRTY)) {
+		vc_block_set_word(c, s, blk, (w & B_KEY_MASK) | B_FLASHDIRTY |
+				  B_BUSY | B_TOMB);
+		vc_lru_unlink(c, s, blk);
+		vc_lru_push_tail(c, s, blk);
+		return true;
+	}
+	vc_hash_remove(c, s, blk);
+	vc_block_set_word(c, s, blk, 0);
+	vc_lru_unlink(c, s, blk);
+	vc_lru_push_tail(c, s, blk);
+	return false;
+}
+
+static void invalidate_blk(struct vc_cache *c, u32 blk)
+{
+	struct vc_set *s = vc_set_of_blk(c, blk);
+	bool md;
+
+	vc_spin_lock(&s->lock);
+	md = vc_invalidate_locked(c, s, blk);
+	vc_spin_unlock(&s->lock);
+	if (md)
+		vc_md_mark(c, blk, NULL, NULL);
+	vc_redrive(c);
+}
+
+/* Clear @bits of a block's word (set lock taken here), then redrive. */
+static void clear_bits(struct vc_cache *c, u32 blk, u64 bits)
+{
+	struct vc_set *s = vc_set_of_blk(c, blk);
+
+	vc_spin_lock(&s->lock);
+	vc_block_set_word(c, s, blk, c->words[blk] & ~bits);
+	vc_spin_unlock(&s->lock);
+	vc_redrive(c);
+}
+
+/* Take a victim for @key in @s: evict it and make it key|VALID|BUSY. */
+static u32 take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
+{
+	u32 blk = vc_find_victim(c, s);
+
+	if (blk == ~0u)
+		return blk;
+	if (c->words[blk] & B_VALID) {
+		vc_hash_remove(c, s, blk);
+		vc_stat_add(VC_STAT(c, evictions), 1);
+	}
+	vc_block_set_word(c, s, blk, (key & B_KEY_MASK) | B_VALID | B_BUSY);
+	vc_hash_insert(c, s, blk);
+	vc_lru_unlink(c, s, blk);
+	vc_lru_push_head(c, s, blk);
+	return blk;
+}
+
+static void count_bypass(struct vc_cache *c, int reason)
+{
+	vc_stat_add(VC_STAT_IDX(c, bypass, reason), 1);
+}
+
+/* ------------------------------------------------------------- reads */
+static void read_backing_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+
+	if (err)
+		vc_stat_add(VC_STAT(r->c, backing_read_errors), 1);
+	else
+		vc_stat_add(VC_STAT(r->c, backing_bytes_read), r->len);
+	req_done(r, err);
+}
+
+static void read_backing(struct vc_req *r)
+{
+	struct vc_host_io *hio = r->hio;
+
+	note_backing_io(r->c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_READ, 0, r->sector, r->len,
+		hio->buf, hio->buf_off + r->hoff, read_backing_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+static void read_hit_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool md = false, lost = false;
+	u64 w;
+
+	vc_spin_lock(&s->lock);
+	w = c->words[r->blk] - B_READER_ONE;
+	vc_block_set_word(c, s, r->blk, w);
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
+		lost = w & B_DIRTY;
+		/* a failing block is dropped once nobody else uses it */
+		if (!(w & (B_BUSY | B_CLEANING | B_READERS_MASK)))
+			md = vc_invalidate_locked(c, s, r->blk);
+	}
+	vc_spin_unlock(&s->lock);
+	if (md)
+		vc_md_mark(c, r->blk, NULL, NULL);
+	vc_redrive(c);
+	if (!err) {
+		vc_stat_add(VC_STAT(c, flash_bytes_read), r->len);
+		req_done(r, 0);
+	} else if (lost) {
+		vc_stat_add(VC_STAT(c, lost_blocks), 1);
+		vc_log_err("%s: read error on dirty block %u: data lost",
+			   c->cdev->name, r->blk);
+		req_done(r, -EIO);
+	} else {
+		vc_stat_add(VC_STAT(c, read_retries), 1);
+		read_backing(r);
+	}
+}
+
+static void fill_write_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+		vc_degrade(c, "cache write failed");
+		invalidate_blk(c, r->blk);
+	} else {
+		vc_stat_add(VC_STAT(c, flash_bytes_written), c->block_size);
+		clear_bits(c, r->blk, B_BUSY);
+	}
+	req_free(r);
+}
+
+static void fill_read_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_host_io *hio = r->hio;
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, backing_read_errors), 1);
+		invalidate_blk(c, r->blk);
+		req_done(r, err);
+		return;
+	}
+	vc_stat_add(VC_STAT(c, backing_bytes_read), c->block_size);
+	vc_buf_copy(hio->buf, hio->buf_off + r->hoff, r->bounce, r->off, r->len);
+	req_ack(r, 0);
+	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, 0, blk_sector(c, r->blk),
+		c->block_size, r->bounce, 0, fill_write_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/* Is the whole cache block inside the backing device? */
+static bool block_fits(struct vc_cache *c, u64 key)
+{
+	u64 end = (vc_key_lba(key) + 1) << (c->block_shift - VC_SECTOR_SHIFT);
+
+	return end <= c->bdev[vc_key_dev(key)].dev->nr_sectors;
+}
+
+static void dispatch_read(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+	int ef = vc_atomic_read(&r->hio->eflags);
+	int byp = -1;
+	u32 blk;
+	u64 w;
+
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, r->key);
+	if (blk != ~0u) {
+		w = c->words[blk];
+		if ((w & B_BUSY) ||
+		    ((w & B_READERS_MASK) >> B_READERS_SHIFT) >= B_MAX_READERS) {
+			vc_defer(c, r);
+			vc_spin_unlock(&s->lock);
+			return;
+		}
+		vc_block_set_word(c, s, blk, w + B_READER_ONE);
+		vc_lru_touch(c, s, blk);
+		vc_spin_unlock(&s->lock);
+		if (!r->hit) {
+			r->hit = 1;
+			vc_stat_add(VC_STAT(c, read_hits), 1);
+		}
+		ef_or(r->hio, HF_HIT);
+		r->blk = blk;
+		io_init(&r->io[0], c->cdev, VC_DEV_READ, 0,
+			blk_sector(c, blk) + (r->off >> VC_SECTOR_SHIFT),
+			r->len, r->hio->buf, r->hio->buf_off + r->hoff,
+			read_hit_end, r);
+		vc_dev_submit(&r->io[0]);
+		return;
+	}
+
+	/* miss */
+	if (!r->hit) {
+		r->hit = 2;
+		vc_stat_add(VC_STAT(c, read_misses), 1);
+	}
+	ef_or(r->hio, HF_MISS);
+	if (vc_effective_mode(c) == VC_MODE_PT)
+		byp = VC_BYP_MODE;
+	else if (ef & HF_BYP_PID)
+		byp = VC_BYP_PID;
+	else if (ef & HF_BYP_SEQ)
+		byp = VC_BYP_SEQ;
+	else if (!block_fits(c, r->key))
+		byp = VC_BYP_MODE;
+	else if (vc_param(c, VC_P_ADMISSION) == VC_ADMIT_SECOND_HIT &&
+		 (u64)s->nr_valid * 100 >=
+		 (u64)s->ways * vc_param(c, VC_P_ADMIT_FULL_PCT)) {
+		if (!vc_ghost_admit(c, s, r->key))
+			byp = VC_BYP_ADMISSION;
+	}
+	blk = ~0u;
+	if (byp < 0) {
+		blk = take_victim(c, s, r->key);
+		if (blk == ~0u)
+			byp = VC_BYP_NOSPACE;
+	}
+	vc_spin_unlock(&s->lock);
+	if (byp >= 0) {
+		count_bypass(c, byp);
+		if (byp == VC_BYP_ADMISSION)
+			vc_stat_add(VC_STAT(c, not_admitted), 1);
+		if (byp == VC_BYP_NOSPACE)
+			vc_cache_kick_cleaner(c);
+		read_backing(r);
+		return;
+	}
+	vc_stat_add(VC_STAT(c, admitted), 1);
+	r->blk = blk;
+	if (!(c->flags & VC_CFG_NODATA)) {
+		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
+		if (!r->bounce) {
+			invalidate_blk(c, blk);
+			count_bypass(c, VC_BYP_BUSY);
+			read_backing(r);
+			return;
+		}
+	}
+	note_backing_io(c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_READ, 0,
+		vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
+		c->block_size, r->bounce, 0, fill_read_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/* ------------------------------------------------------------ writes */
+static void backing_write_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+
+	if (err)
+		vc_stat_add(VC_STAT(r->c, backing_write_errors), 1);
+	else
+		vc_stat_add(VC_STAT(r->c, backing_bytes_written), r->len);
+	req_done(r, err);
+}
+
+static void write_backing_only(struct vc_req *r)
+{
+	struct vc_host_io *hio = r->hio;
+
+	note_backing_io(r->c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
+		r->sector, r->len, hio->buf, hio->buf_off + r->hoff,
+		backing_write_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/*
+ * Write-back write failed on the cache (data or metadata): the host data
+ * goes to the backing device instead; the block is dropped unless it holds
+ * other dirty data, which is then lost (counted).
+ */
+static void wb_fallback_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+
+	if (err)
+		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+	else
+		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
+	invalidate_blk(c, r->blk);
+	req_done(r, err);
+}
+
+static void wb_fallback(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool partial_dirty;
+
+	vc_spin_lock(&s->lock);
+	partial_dirty = (c->words[r->blk] & B_DIRTY) && r->len != c->block_size;
+	vc_spin_unlock(&s->lock);
+	if (partial_dirty) {
+		vc_stat_add(VC_STAT(c, lost_blocks), 1);
+		vc_log_err("%s: cache write error on dirty block %u: its other data is lost",
+			   c->cdev->name, r->blk);
+	}
+	note_backing_io(c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
+		r->sector, r->len, r->hio->buf, r->hio->buf_off + r->hoff,
+		wb_fallback_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+static void wb_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	if (err) {
+		wb_fallback(r);
+		return;
+	}
+	clear_bits(r->c, r->blk, B_BUSY);
+	req_done(r, 0);
+}
+
+static void wb_write_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s;
+	u64 w;
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+		vc_degrade(c, "cache write failed");
+		wb_fallback(r);
+		return;
+	}
+	vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
+	s = vc_set_of_blk(c, r->blk);
+	vc_spin_lock(&s->lock);
+	w = c->words[r->blk];
+	if (!(w & B_DIRTY)) {
+		/* newly dirty: ack once its record is durable */
+		w |= B_DIRTY | B_FLASHDIRTY;
+		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
+		vc_block_set_word(c, s, r->blk, w);
+		vc_spin_unlock(&s->lock);
+		vc_md_mark(c, r->blk, &r->mdw, wb_md_end);
+		vc_cache_kick_cleaner_if_needed(c);
+		return;
+	}
+	if (w & B_CLEANING)
+		w |= B_REDIRTY;
+	vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
+	vc_spin_unlock(&s->lock);
+	vc_redrive(c);
+	req_done(r, 0);
+}
+
+static void wt_sub_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s;
+	bool md = false, lost = false;
+	u64 w;
+
+	if (io == &r->io[0])
+		r->err_cache = err;
+	else
+		r->err_back = err;
+	if (!vc_atomic_dec_and_test(&r->pending))
+		return;
+	if (r->err_cache) {
+		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+		vc_degrade(c, "cache write failed");
+	} else {
+		vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
+	}
+	if (r->err_back)
+		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+	else
+		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
+	s = vc_set_of_blk(c, r->blk);
+	vc_spin_lock(&s->lock);
+	w = c->words[r->blk];
+	if (r->err_cache || (r->err_back && !(w & B_DIRTY))) {
+		/* cache copy unusable, or it disagrees with the backing dev */
+		lost = r->err_cache && (w & B_DIRTY) && r->len != c->block_size;
+		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
+		md = vc_invalidate_locked(c, s, r->blk);
+	} else {
+		if (w & B_CLEANING)
+			w |= B_REDIRTY;
+		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
+	}
+	vc_spin_unlock(&s->lock);
+	if (lost)
+		vc_stat_add(VC_STAT(c, lost_blocks), 1);
+	if (md)
+		vc_md_mark(c, r->blk, NULL, NULL);
+	vc_redrive(c);
+	req_done(r, r->err_back);
+}
+
+static void write_both(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_host_io *hio = r->hio;
+	u32 fl = r->fua ? VC_DEV_FUA : 0;
+
+	vc_atomic_set(&r->pending, 2);
+	note_backing_io(c);
+	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, fl,
+		blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT), r->len,
+		hio->buf, hio->buf_off + r->hoff, wt_sub_end, r);
+	io_init(&r->io[1], bdev_of(r), VC_DEV_WRITE, fl, r->sector, r->len,
+		hio->buf, hio->buf_off + r->hoff, wt_sub_end, r);
+	vc_dev_submit(&r->io[0]);
+	vc_dev_submit(&r->io[1]);
+}
+
+static void write_cache_wb(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_host_io *hio = r->hio;
+
+	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
+		blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT), r->len,
+		hio->buf, hio->buf_off + r->hoff, wb_write_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+static void dispatch_write(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+	int ef = vc_atomic_read(&r->hio->eflags);
+	enum vc_mode m = vc_effective_mode(c);
+	bool full = r->off == 0 && r->len == c->block_size;
+	int byp = -1;
+	bool md;
+	u32 blk;
+	u64 w;
+
+	if (ef & HF_BYP_PID)
+		byp = VC_BYP_PID;
+	else if (ef & HF_BYP_SEQ)
+		byp = VC_BYP_SEQ;
+	else if (m == VC_MODE_WA || m == VC_MODE_PT)
+		byp = VC_BYP_MODE;
+
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, r->key);
+	if (blk != ~0u) {
+		w = c->words[blk];
+		if (w & (B_BUSY | B_READERS_MASK)) {
+			vc_defer(c, r);
+			vc_spin_unlock(&s->lock);
+			return;
+		}
+		if (!r->hit) {
+			r->hit = 1;
+			vc_stat_add(VC_STAT(c, write_hits), 1);
+		}
+		r->blk = blk;
+		if (m == VC_MODE_WB && byp < 0) {
+			vc_block_set_word(c, s, blk, w | B_BUSY);
+			vc_lru_touch(c, s, blk);
+			vc_spin_unlock(&s->lock);
+			write_cache_wb(r);
+			return;
+		}
+		if (m == VC_MODE_WT && byp < 0) {
+			vc_block_set_word(c, s, blk, w | B_BUSY);
+			vc_lru_touch(c, s, blk);
+			vc_spin_unlock(&s->lock);
+			write_both(r);
+			return;
+		}
+		/* bypassing write over a cached block */
+		count_bypass(c, byp);
+		if (w & B_DIRTY) {
+			/* keep the dirty copy coherent: write both */
+			vc_block_set_word(c, s, blk, w | B_BUSY);
+			vc_spin_unlock(&s->lock);
+			write_both(r);
+			return;
+		}
+		md = vc_invalidate_locked(c, s, blk);
+		vc_spin_unlock(&s->lock);
+		if (md)
+			vc_md_mark(c, blk, NULL, NULL);
+		write_backing_only(r);
+		return;
+	}
+	if (!r->hit) {
+		r->hit = 2;
+		vc_stat_add(VC_STAT(c, write_misses), 1);
+	}
+	if (byp < 0 && (!full || !block_fits(c, r->key)))
+		byp = VC_BYP_MODE;	/* partial block: not allocated */
+	blk = ~0u;
+	if (byp < 0) {
+		blk = take_victim(c, s, r->key);
+		if (blk == ~0u)
+			byp = VC_BYP_NOSPACE;
+	}
+	vc_spin_unlock(&s->lock);
+	if (byp >= 0) {
+		count_bypass(c, byp);
+		if (byp == VC_BYP_NOSPACE)
+			vc_cache_kick_cleaner(c);
+		write_backing_only(r);
+		return;
+	}
+	r->blk = blk;
+	if (m == VC_MODE_WB)
+		write_cache_wb(r);
+	else
+		write_both(r);
+}
+
+/* ---------------------------------------------------------- discards */
+static void discard_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	/* a failed record write leaves a tombstone: still never served */
+	(void)err;
+	req_done(r, 0);
+}
+
+static void dispatch_discard(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+	bool full = r->off == 0 && r->len == c->block_size;
+	bool md = false;
+	u32 blk;
+	u64 w;
+
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, r->key);
+	if (blk == ~0u) {
+		vc_spin_unlock(&s->lock);
+		req_done(r, 0);
+		return;
+	}
+	w = c->words[blk];
+	if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
+		vc_defer(c, r);
+		vc_spin_unlock(&s->lock);
+		return;
+	}
+	/* a partial discard of a dirty block keeps it (the rest is live) */
+	if (full || !(w & B_DIRTY))
+		md = vc_invalidate_locked(c, s, blk);
+	vc_spin_unlock(&s->lock);
+	if (md) {
+		r->blk = blk;
+		vc_md_mark(c, blk, &r->mdw, discard_md_end);
+		return;
+	}
+	vc_redrive(c);
+	req_done(r, 0);
+}
+
+void vc_req_dispatch(struct vc_req *r)
+{
+	switch (r->kind) {
+	case RK_READ:
+		dispatch_read(r);
+		break;
+	case RK_WRITE:
+		dispatch_write(r);
+		break;
+	default:
+		dispatch_discard(r);
+		break;
+	}
+}
+
+/* ------------------------------------------------ host I/O lifecycle */
+struct vc_aux {
+	struct vc_cache *c;
+	struct vc_host_io *hio;
+	vc_atomic_t pending;
+	int err;
+	bool then_write;	/* PREFLUSH done: submit the write */
+	struct vc_dev_io io[2];
+};
+
+static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio);
+
+static u32 lat_bucket(u64 ns)
+{
+	u64 us = ns / 1000;
+	u32 b = 0;
+
+	while (us && b < VC_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void hio_complete(struct vc_cache *c, struct vc_host_io *hio)
+{
+	int ef = vc_atomic_read(&hio->eflags);
+	u32 dev = hio->dev_id;
+	int cls;
+
+	switch (hio->op) {
+	case VC_OP_READ:
+		cls = (ef & HF_MISS) ? VC_LAT_READ_MISS : VC_LAT_READ_HIT;
+		break;
+	case VC_OP_WRITE:
+		cls = VC_LAT_WRITE;
+		break;
+	case VC_OP_FLUSH:
+		cls = VC_LAT_FLUSH;
+		break;
+	default:
+		cls = -1;
+	}
+	if (cls >= 0)
+		vc_stat_add(VC_STAT_IDX(c, lat, cls * VC_LAT_BUCKETS +
+					lat_bucket(vc_now_ns() - hio->start_ns)), 1);
+	hio->end_io(hio, vc_atomic_read(&hio->error));
+	vc_atomic_dec(&c->bdev[dev].inflight);
+	if (vc_atomic_dec_and_test(&c->host_inflight))
+		vc_waitq_wake_all(&c->io_wq);
+}
+
+static void discard_down_end(struct vc_dev_io *io, int err)
+{
+	struct vc_aux *a = io->private;
+
+	/* a backing device without discard support is not an error */
+	if (err && err != -EOPNOTSUPP)
+		set_err(a->hio, err);
+	hio_complete(a->c, a->hio);
+	vc_free(a);
+}
+
+static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
+{
+	struct vc_aux *a;
+
+	if (!vc_atomic_dec_and_test(&hio->pending))
+		return;
+	a = hio->aux;
+	if (hio->op == VC_OP_DISCARD && a && !vc_atomic_read(&hio->error)) {
+		/* blocks invalidated (and durable): pass the discard down */
+		note_backing_io(c);
+		io_init(&a->io[0], c->bdev[hio->dev_id].dev, VC_DEV_DISCARD, 0,
+			hio->sector, hio->len, NULL, 0, discard_down_end, a);
+		vc_dev_submit(&a->io[0]);
+		return;
+	}
+	vc_free(a);
+	hio_complete(c, hio);
+}
+
+static void flush_end(struct vc_dev_io *io, int err)
+{
+	struct vc_aux *a = io->private;
+	struct vc_cache *c = a->c;
+	struct vc_host_io *hio = a->hio;
+
+	if (err) {
+		if (io == &a->io[0]) {
+			vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+			vc_degrade(c, "cache flush failed");
+		} else {
+			vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+		}
+		a->err = err;
+	}
+	if (!vc_atomic_dec_and_test(&a->pending))
+		return;
+	if (a->err) {
+		set_err(hio, a->err);
+		hio_complete(c, hio);
+		vc_free(a);
+		return;
+	}
+	if (a->then_write) {
+		vc_free(a);
+		hio->aux = NULL;
+		split_and_dispatch(c, hio);
+		return;
+	}
+	vc_free(a);
+	hio_complete(c, hio);
+}
+
+/* FLUSH the cache device and the backing device of @hio. */
+static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
+		     bool then_write)
+{
+	struct vc_aux *a = vc_zalloc(sizeof(*a), VC_GFP_NOIO);
+
+	if (!a) {
+		set_err(hio, -ENOMEM);
+		hio_complete(c, hio);
+		return;
+	}
+	a->c = c;
+	a->hio = hio;
+	a->then_write = then_write;
+	vc_atomic_set(&a->pending, 2);
+	note_backing_io(c);
+	io_init(&a->io[0], c->cdev, VC_DEV_FLUSH, 0, 0, 0, NULL, 0, flush_end, a);
+	io_init(&a->io[1], c->bdev[hio->dev_id].dev, VC_DEV_FLUSH, 0, 0, 0,
+		NULL, 0, flush_end, a);
+	vc_dev_submit(&a->io[0]);
+	vc_dev_submit(&a->io[1]);
+}
+
+static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
+{
+	u64 pos = hio->sector << VC_SECTOR_SHIFT;
+	u64 end = pos + hio->len;
+	u32 hoff = 0;
+	u8 kind = hio->op == VC_OP_READ ? RK_READ :
+		  hio->op == VC_OP_WRITE ? RK_WRITE : RK_DISCARD;
+
+	vc_atomic_set(&hio->pending, 1);
+	while (pos < end) {
+		u64 lba = pos >> c->block_shift;
+		u32 off = (u32)(pos & (c->block_size - 1));
+		u32 len = (u32)vc_min_u64(c->block_size - off, end - pos);
+		struct vc_req *r = vc_zalloc(sizeof(*r), VC_GFP_NOIO);
+
+		if (!r) {
+			set_err(hio, -ENOMEM);
+			break;
+		}
+		r->c = c;
+		r->hio = hio;
+		r->kind = kind;
+		r->fua = (hio->flags & VC_IO_FUA) ? 1 : 0;
+		r->key = vc_mkkey(hio->dev_id, lba);
+		r->sector = pos >> VC_SECTOR_SHIFT;
+		r->off = off;
+		r->len = len;
+		r->hoff = hoff;
+		vc_atomic_inc(&hio->pending);
+		vc_req_dispatch(r);
+		pos += len;
+		hoff += len;
+	}
+	hio_put(c, hio);
+}
+
+void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
+{
+	struct vc_bdev_slot *d;
+	int ef = 0;
+
+	vc_atomic_set(&hio->error, 0);
+	vc_atomic_set(&hio->eflags, 0);
+	hio->aux = NULL;
+	hio->start_ns = vc_now_ns();
+	if (hio->dev_id >= VC_MAX_BACKING || !c->bdev[hio->dev_id].dev) {
+		hio->end_io(hio, -ENODEV);
+		return;
+	}
+	d = &c->bdev[hio->dev_id];
+	if (hio->op > VC_OP_DISCARD ||
+	    (hio->op != VC_OP_FLUSH &&
+	     (!hio->len || (hio->len & (VC_SECTOR_SIZE - 1)) ||
+	      hio->sector + (hio->len >> VC_SECTOR_SHIFT) > d->dev->nr_sectors ||
+	      hio->sector + (hio->len >> VC_SECTOR_SHIFT) < hio->sector))) {
+		hio->end_io(hio, -EINVAL);
+		return;
+	}
+	vc_atomic_inc(&c->host_inflight);
+	vc_atomic_inc(&d->inflight);
+
+	switch (hio->op) {
+	case VC_OP_READ:
+		vc_stat_add(VC_STAT(c, reads), 1);
+		vc_stat_add(VC_STAT(c, read_bytes), hio->len);
+		break;
+	case VC_OP_WRITE:
+		vc_stat_add(VC_STAT(c, writes), 1);
+		vc_stat_add(VC_STAT(c, write_bytes), hio->len);
+		if (hio->flags & VC_IO_FUA)
+			vc_stat_add(VC_STAT(c, fua_writes), 1);
+		break;
+	case VC_OP_FLUSH:
+		vc_stat_add(VC_STAT(c, flushes), 1);
+		do_flush(c, hio, false);
+		return;
+	case VC_OP_DISCARD:
+		vc_stat_add(VC_STAT(c, discards), 1);
+		hio->aux = vc_zalloc(sizeof(struct vc_aux), VC_GFP_NOIO);
+		if (!hio->aux) {
+			vc_atomic_dec(&d->inflight);
+			vc_atomic_dec(&c->host_inflight);
+			hio->end_io(hio, -ENOMEM);
+			return;
+		}
+		((struct vc_aux *)hio->aux)->c = c;
+		((struct vc_aux *)hio->aux)->hio = hio;
+		split_and_dispatch(c, hio);
+		return;
+	}
+	if (!vc_pidlist_should_cache(&c->pids, hio->pid, hio->tgid))
+		ef |= HF_BYP_PID;
+	if (vc_seq_check(&c->seq, hio->stream ^ ((u64)hio->dev_id << 56),
+			 hio->sector, hio->len >> VC_SECTOR_SHIFT))
+		ef |= HF_BYP_SEQ;
+	vc_atomic_set(&hio->eflags, ef);
+	if (hio->op == VC_OP_WRITE && (hio->flags & VC_IO_PREFLUSH)) {
+		vc_stat_add(VC_STAT(c, flushes), 1);
+		do_flush(c, hio, true);
+		return;
+	}
+	split_and_dispatch(c, hio);
+}

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vc_md: on-flash metadata - record sector writes with waiters, format,
+ * load (validating everything), superblock and device table updates.
+ */
+#include "vc_internal.h"
+
+#define MDF_INFLIGHT	1
+#define MDF_DIRTY	2
+#define MDF_RETRY	4	/* in flight on paper, waiting for memory */
+#define MD_CHUNK	128	/* sectors per bulk metadata I/O */
+
+/* ------------------------------------------------------ synchronous I/O */
+struct sync_io {
+	struct vc_dev_io io;
+	vc_waitq_t wq;
+	vc_atomic_t done;
+	int err;
+};
+
+static void sync_end(struct vc_dev_io *io, int err)
+{
+	struct sync_io *s = vc_container_of(io, struct sync_io, io);
+
+	s->err = err;
+	vc_atomic_set(&s->done, 1);
+	vc_waitq_wake_all(&s->wq);
+}
+
+static bool sync_done(void *arg)
+{
+	struct sync_io *s = arg;
+
+	return vc_atomic_add_return(&s->done, 0) != 0;
+}
+
+int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
+	       struct vc_buf *buf)
+{
+	struct sync_io *s = vc_zalloc(sizeof(*s), VC_GFP_KERNEL);
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	vc_waitq_init(&s->wq);
+	s->io.dev = dev;
+	s->io.op = op;
+	s->io.flags = flags;
+	s->io.sector = sector;
+	s->io.len = len;
+	s->io.buf = buf;
+	s->io.end_io = sync_end;
+	vc_dev_submit(&s->io);
+	err = vc_waitq_wait(&s->wq, sync_done, s, false, 0);
+	if (!err)
+		err = s->err;
+	vc_waitq_destroy(&s->wq);
+	vc_free(s);
+	return err;
+}
+
+/* ----------------------------------------------------- record encoding */
+static u64 rec_of_word(u64 w)
+{
+	u64 r;
+
+	if (!(w & B_VALID))
+		return 0;
+	r = vc_key_lba(w) | ((u64)vc_key_dev(w) << VC_REC_DEV_SHIFT) |
+	    VC_REC_VALID;
+	if (w & B_DIRTY)
+		r |= VC_REC_DIRTY;
+	return r;
+}
+
+static u32 rec_crc(struct vc_cache *c, struct vc_rec_sector *rs)
+{
+	rs->crc = 0;
+	return vc_crc32c(c->nonce, rs, sizeof(*rs));
+}
+
+/* Fill @rs with the records of sector @idx (relative to md_start). */
+static void build_rec_sector(struct vc_cache *c, u64 idx,
+			     struct vc_rec_sector *rs)
+{
+	u64 first = idx * VC_RECS_PER_SECTOR;
+	u32 i;
+
+	vc_memset(rs, 0, sizeof(*rs));
+	rs->index = vc_cpu_to_le32((u32)(c->md_start + idx));
+	for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
+		if (first + i >= c->nr_blocks)
+			break;
+		rs->rec[i] = vc_cpu_to_le64(rec_of_word(vc_word(c, (u32)(first + i))));
+	}
+	rs->crc = vc_cpu_to_le32(rec_crc(c, rs));
+}
+
+/* -------------------------------------------------- async sector writes */
+struct md_write {
+	struct vc_cache *c;
+	u64 idx;
+	u16 num;
+	struct vc_dev_io io;
+	struct vc_buf *buf;
+	struct vc_rec_sector rs;
+};
+
+static void md_submit(struct vc_cache *c, u64 idx, u16 num);
+
+static void md_end(struct vc_dev_io *io, int err)
+{
+	struct md_write *mw = io->private;
+	struct vc_cache *c = mw->c;
+	u32 li = (u32)(mw->idx % VC_MD_LOCKS), i;
+	struct vc_md_waiter *done = NULL, **pp, *w;
+	u64 first = mw->idx * VC_RECS_PER_SECTOR;
+	bool again = false, tomb = false;
+	u16 next = 0;
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+		vc_degrade(c, "metadata write failed");
+	} else {
+		/* records written clean: the block can no longer be found dirty */
+		for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
+			u32 blk = (u32)(first + i);
+			struct vc_set *s;
+			u64 wd;
+
+			if (first + i >= c->nr_blocks)
+				break;
+			if (vc_le64_to_cpu(mw->rs.rec[i]) & VC_REC_DIRTY)
+				continue;
+			if (!(vc_word(c, blk) & B_FLASHDIRTY))
+				continue;
+			s = vc_set_of_blk(c, blk);
+			vc_spin_lock(&s->lock);
+			wd = c->words[blk];
+			if (wd & B_TOMB) {
+				/* the record is clear: the tombstone can go */
+				vc_hash_remove(c, s, blk);
+				vc_block_set_word(c, s, blk, 0);
+				tomb = true;
+			} else if ((wd & B_FLASHDIRTY) &&
+				   !((wd & B_VALID) && (wd & B_DIRTY))) {
+				vc_block_set_word(c, s, blk, wd & ~B_FLASHDIRTY);
+			}
+			vc_spin_unlock(&s->lock);
+		}
+	}
+
+	vc_spin_lock(&c->md_lock[li]);
+	c->md_done[mw->idx] = mw->num;
+	pp = &c->md_waiters[li];
+	while ((w = *pp) != NULL) {
+		if (w->sector == mw->idx && (s16)(mw->num - w->target) >= 0) {
+			*pp = w->next;
+			w->next = done;
+			done = w;
+		} else {
+			pp = &w->next;
+		}
+	}
+	if (c->md_flags[mw->idx] & MDF_DIRTY) {
+		c->md_flags[mw->idx] = MDF_INFLIGHT;
+		next = ++c->md_started[mw->idx];
+		again = true;
+	} else {
+		c->md_flags[mw->idx] = 0;
+	}
+	vc_spin_unlock(&c->md_lock[li]);
+
+	vc_buf_free(mw->buf);
+	if (tomb)
+		vc_redrive(c);
+	if (again) {
+		u64 idx = mw->idx;
+
+		vc_free(mw);
+		md_submit(c, idx, next);
+	} else {
+		vc_free(mw);
+		vc_atomic_dec(&c->md_inflight);
+		vc_waitq_wake_all(&c->md_wq);
+	}
+	while (done) {
+		w = done;
+		done = w->next;
+		w->next = NULL;
+		w->fn(w, err);
+	}
+}
+
+static void md_submit(struct vc_cache *c, u64 idx, u16 num)
+{
+	struct md_write *mw = vc_zalloc(sizeof(*mw), VC_GFP_NOIO);
+
+	if (!mw) {
+		/*
+		 * Out of memory: nothing reached flash.  Keep the sector marked
+		 * in flight and let the cleaner's tick retry it.
+		 */
+		u32 li = (u32)(idx % VC_MD_LOCKS);
+
+		vc_spin_lock(&c->md_lock[li]);
+		c->md_flags[idx] |= MDF_DIRTY | MDF_RETRY;
+		c->md_started[idx]--;
+		vc_spin_unlock(&c->md_lock[li]);
+		vc_atomic_set(&c->md_retry, 1);
+		vc_log_warn("metadata write of sector %llu delayed: out of memory",
+			    (unsigned long long)idx);
+		return;
+	}
+	mw->buf = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_NOIO);
+	if (!mw->buf) {
+		u32 li = (u32)(idx % VC_MD_LOCKS);
+
+		vc_free(mw);
+		vc_spin_lock(&c->md_lock[li]);
+		c->md_flags[idx] |= MDF_DIRTY | MDF_RETRY;
+		c->md_started[idx]--;
+		vc_spin_unlock(&c->md_lock[li]);
+		vc_atomic_set(&c->md_retry, 1);
+		return;
+	}
+	mw->c = c;
+	mw->idx = idx;
+	mw->num = num;
+	build_rec_sector(c, idx, &mw->rs);
+	vc_buf_from_mem(mw->buf, 0, &mw->rs, sizeof(mw->rs));
+	vc_memset(&mw->io, 0, sizeof(mw->io));
+	mw->io.dev = c->cdev;
+	mw->io.op = VC_DEV_WRITE;
+	mw->io.flags = VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META;
+	mw->io.sector = c->md_start + idx;
+	mw->io.len = VC_SECTOR_SIZE;
+	mw->io.buf = mw->buf;
+	mw->io.end_io = md_end;
+	mw->io.private = mw;
+	vc_stat_add(VC_STAT(c, md_writes), 1);
+	vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+	vc_dev_submit(&mw->io);
+}
+
+/*
+ * The record of @blk changed: make sure a write of its sector starts after
+ * now.  If @w, call @fn once that write completed (err = its result).
+ * Called without set locks held.
+ */
+void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
+		void (*fn)(struct vc_md_waiter *w, int err))
+{
+	u64 idx = blk / VC_RECS_PER_SECTOR;
+	u32 li = (u32)(idx % VC_MD_LOCKS);
+	bool start = false;
+	u16 num = 0;
+
+	vc_spin_lock(&c->md_lock[li]);
+	if (w) {
+		w->sector = idx;
+		w->target = (u16)(c->md_started[idx] + 1);
+		w->fn = fn;
+		w->next = c->md_waiters[li];
+		c->md_waiters[li] = w;
+	}
+	if (c->md_flags[idx] & MDF_INFLIGHT) {
+		c->md_flags[idx] |= MDF_DIRTY;
+	} else {
+		c->md_flags[idx] = MDF_INFLIGHT;
+		num = ++c->md_started[idx];
+		start = true;
+		vc_atomic_inc(&c->md_inflight);
+	}
+	vc_spin_unlock(&c->md_lock[li]);
+	if (start)
+		md_submit(c, idx, num);
+}
+
+/* Restart metadata writes delayed by allocation failures (cleaner tick). */
+void vc_md_retry(struct vc_cache *c)
+{
+	u64 idx;
+
+	if (!vc_atomic_read(&c->md_retry))
+		return;
+	vc_atomic_set(&c->md_retry, 0);
+	for (idx = 0; idx < c->md_sectors; idx++) {
+		u32 li = (u32)(idx % VC_MD_LOCKS);
+		bool go = false;
+		u16 num = 0;
+
+		vc_spin_lock(&c->md_lock[li]);
+		if (c->md_flags[idx] & MDF_RETRY) {
+			c->md_flags[idx] = MDF_INFLIGHT;
+			num = ++c->md_started[idx];
+			go = true;
+		}
+		vc_spin_unlock(&c->md_lock[li]);
+		if (go)
+			md_submit(c, idx, num);
+	}
+}
+
+static bool md_idle(void *arg)
+{
+	struct vc_cache *c = arg;
+
+	return vc_atomic_add_return(&c->md_inflight, 0) == 0;
+}
+
+int vc_md_wait_idle(struct vc_cache *c)
+{
+	return vc_waitq_wait(&c->md_wq, md_idle, c, false, 0);
+}
+
+/* --------------------------------------------------------- superblock */
+static void sb_fill(struct vc_cache *c, struct vc_sb *sb, bool clean)
+{
+	u32 i;
+
+	vc_memset(sb, 0, sizeof(*sb));
+	sb->magic = vc_cpu_to_le64(VC_SB_MAGIC);
+	sb->version = vc_cpu_to_le32(VC_FORMAT_VERSION);
+	sb->block_size = vc_cpu_to_le32(c->block_size);
+	sb->clean = vc_cpu_to_le32(clean ? VC_SB_CLEAN : 0);
+	sb->nr_blocks = vc_cpu_to_le64(c->nr_blocks);
+	sb->md_start = vc_cpu_to_le64(c->md_start);
+	sb->md_sectors = vc_cpu_to_le64(c->md_sectors);
+	sb->data_start = vc_cpu_to_le64(c->data_start);
+	sb->dev_sectors = vc_cpu_to_le64(c->cdev->nr_sectors);
+	sb->seq = vc_cpu_to_le64(c->sb_seq);
+	sb->nonce = vc_cpu_to_le32(c->nonce);
+	sb->mode = vc_cpu_to_le32((u32)vc_atomic_read(&c->mode));
+	sb->policy = vc_cpu_to_le32((u32)vc_atomic_read(&c->policy));
+	sb->nr_params = vc_cpu_to_le32(VC_NR_PARAMS);
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		sb->params[i] = vc_cpu_to_le64(vc_param(c, i));
+	sb->crc = vc_cpu_to_le32(vc_crc32c(~0u, sb, sizeof(*sb)));
+}
+
+int vc_md_write_sb(struct vc_cache *c, bool clean)
+{
+	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_sb *sb = vc_malloc(sizeof(*sb), VC_GFP_KERNEL);
+	int err = -ENOMEM;
+
+	if (b && sb) {
+		c->sb_seq++;
+		sb_fill(c, sb, clean);
+		vc_buf_from_mem(b, 0, sb, sizeof(*sb));
+		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
+				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
+				 VC_SB_SECTOR, VC_SECTOR_SIZE, b);
+		vc_stat_add(VC_STAT(c, md_writes), 1);
+		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+	}
+	vc_free(sb);
+	vc_buf_free(b);
+	return err;
+}
+
+static void dev_fill(struct vc_cache *c, u32 id, struct vc_dev_sector *ds)
+{
+	struct vc_bdev_slot *d = &c->bdev[id];
+
+	vc_memset(ds, 0, sizeof(*ds));
+	ds->magic = vc_cpu_to_le32(VC_DEV_MAGIC);
+	ds->index = vc_cpu_to_le32(VC_DEVTAB_SECTOR + id);
+	if (d->in_use) {
+		ds->flags = vc_cpu_to_le32(VC_DEVF_IN_USE);
+		ds->nr_sectors = vc_cpu_to_le64(d->nr_sectors);
+		vc_memcpy(ds->uuid, d->uuid, sizeof(ds->uuid));
+	}
+	ds->crc = vc_cpu_to_le32(vc_crc32c(c->nonce, ds, sizeof(*ds)));
+}
+
+int vc_md_write_dev(struct vc_cache *c, u32 id)
+{
+	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_dev_sector *ds = vc_malloc(sizeof(*ds), VC_GFP_KERNEL);
+	int err = -ENOMEM;
+
+	if (b && ds) {
+		dev_fill(c, id, ds);
+		vc_buf_from_mem(b, 0, ds, sizeof(*ds));
+		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
+				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
+				 VC_DEVTAB_SECTOR + id, VC_SECTOR_SIZE, b);
+		vc_stat_add(VC_STAT(c, md_writes), 1);
+		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+	}
+	vc_free(ds);
+	vc_buf_free(b);
+	return err;
+}
+
+/* Write every record sector from RAM state (format, clean shutdown). */
+int vc_md_write_all(struct vc_cache *c)
+{
+	struct vc_buf *b = vc_buf_alloc(MD_CHUNK * VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_rec_sector *rs = vc_malloc(sizeof(*rs), VC_GFP_KERNEL);
+	u64 idx = 0;
+	int err = 0;
+
+	if (!b || !rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (idx < c->md_sectors && !err) {
+		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i;
+
+		for (i = 0; i < n; i++) {
+			build_rec_sector(c, idx + i, rs);
+			vc_buf_from_mem(b, i * VC_SECTOR_SIZE, rs, sizeof(*rs));
+		}
+		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_META,
+				 c->md_start + idx, n * VC_SECTOR_SIZE, b);
+		vc_stat_add(VC_STAT(c, md_writes), n);
+		vc_stat_add(VC_STAT(c, flash_bytes_written), n * VC_SECTOR_SIZE);
+		idx += n;
+	}
+out:
+	vc_free(rs);
+	vc_buf_free(b);
+	return err;
+}
+
+/* Format: invalidate the old superblock, write records, devices, sb. */
+int vc_md_format(struct vc_cache *c)
+{
+	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	u32 i;
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
+			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
+	vc_buf_free(z);
+	if (err)
+		return err;
+	err = vc_md_write_all(c);
+	for (i = 0; i < VC_MAX_BACKING && !err; i++)
+		err = vc_md_write_dev(c, i);
+	if (!err)
+		err = vc_md_write_sb(c, false);
+	return err;
+}
+
+/* --------------------------------------------------------------- load */
+#define FAIL(code, ...) do {					\
+		if (err)					\
+			vc_snprintf(err, errlen, __VA_ARGS__);	\
+		return (code);					\
+	} while (0)
+
+static bool is_pow2(u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
+u64 vc_cache_blocks_for(u64 sectors, u32 block_size)
+{
+	u64 bsec = block_size >> VC_SECTOR_SHIFT, nr, data;
+
+	if (!is_pow2(block_size) || block_size < VC_MIN_BLOCK_SIZE ||
+	    block_size > VC_MAX_BLOCK_SIZE || sectors <= VC_MD_START + bsec)
+		return 0;
+	nr = vc_div_u64(sectors - VC_MD_START, bsec);
+	if (nr > 0xfffffff0ULL)
+		nr = 0xfffffff0ULL;
+	while (nr) {
+		u64 md = vc_div_u64(nr + VC_RECS_PER_SECTOR - 1,
+				    VC_RECS_PER_SECTOR);
+
+		data = (VC_MD_START + md + bsec - 1) & ~(bsec - 1);
+		if (data + nr * bsec <= sectors)
+			break;
+		/* shrink by the overshoot, at least one */
+		nr -= vc_max_u64(1, vc_div_u64(data + nr * bsec - sectors +
+					       bsec - 1, bsec));
+	}
+	return nr;
+}
+
+int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
+		size_t errlen)
+{
+	struct vc_sb sb = *sbp;
+	u32 crc = vc_le32_to_cpu(sb.crc), bs;
+	u64 nr, md, data, bsec, i;
+
+	if (vc_le64_to_cpu(sb.magic) != VC_SB_MAGIC)
+		FAIL(-ENODATA, "no vcache metadata (bad magic)");
+	if (vc_le32_to_cpu(sb.version) != VC_FORMAT_VERSION)
+		FAIL(-EOPNOTSUPP, "metadata version %u not supported (want %u)",
+		     vc_le32_to_cpu(sb.version), VC_FORMAT_VERSION);
+	sb.crc = 0;
+	if (vc_crc32c(~0u, &sb, sizeof(sb)) != crc)
+		FAIL(-EUCLEAN, "superblock checksum mismatch");
+	bs = vc_le32_to_cpu(sb.block_size);
+	if (!is_pow2(bs) || bs < VC_MIN_BLOCK_SIZE || bs > VC_MAX_BLOCK_SIZE)
+		FAIL(-EUCLEAN, "bad block size %u", bs);
+	bsec = bs >> VC_SECTOR_SHIFT;
+	nr = vc_le64_to_cpu(sb.nr_blocks);
+	if (!nr || nr > 0xfffffff0ULL)
+		FAIL(-EUCLEAN, "bad block count %llu", (unsigned long long)nr);
+	if (vc_le64_to_cpu(sb.md_start) != VC_MD_START)
+		FAIL(-EUCLEAN, "bad metadata start");
+	md = vc_le64_to_cpu(sb.md_sectors);
+	if (md != vc_div_u64(nr + VC_RECS_PER_SECTOR - 1, VC_RECS_PER_SECTOR))
+		FAIL(-EUCLEAN, "metadata size does not match block count");
+	data = vc_le64_to_cpu(sb.data_start);
+	if (data < VC_MD_START + md || (data & (bsec - 1)) || data > dev_sectors)
+		FAIL(-EUCLEAN, "bad data start %llu", (unsigned long long)data);
+	if (nr > vc_div_u64(dev_sectors - data, bsec))
+		FAIL(-EUCLEAN, "cache blocks exceed the device (%llu sectors)",
+		     (unsigned long long)dev_sectors);
+	if (vc_le64_to_cpu(sb.dev_sectors) > dev_sectors)
+		FAIL(-EUCLEAN, "device shrank: formatted for %llu sectors, has %llu",
+		     (unsigned long long)vc_le64_to_cpu(sb.dev_sectors),
+		     (unsigned long long)dev_sectors);
+	if (vc_le32_to_cpu(sb.clean) != 0 && vc_le32_to_cpu(sb.clean) != VC_SB_CLEAN)
+		FAIL(-EUCLEAN, "bad clean flag");
+	if (vc_le32_to_cpu(sb.mode) >= VC_NR_MODES ||
+	    vc_le32_to_cpu(sb.policy) >= VC_NR_POLICIES)
+		FAIL(-EUCLEAN, "bad mode or policy");
+	if (vc_le32_to_cpu(sb.nr_params) > VC_FMT_MAX_PARAMS)
+		FAIL(-EUCLEAN, "bad parameter count");
+	for (i = 0; i < sizeof(sb.reserved); i++)
+		if (sb.reserved[i])
+			FAIL(-EUCLEAN, "reserved superblock bytes not zero");
+	return 0;
+}
+
+int vc_param_check(enum vc_param id, u64 v);
+
+static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
+		     size_t errlen)
+{
+	struct vc_dev_sector ds;
+	u32 i, j;
+	int e;
+
+	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, VC_DEVTAB_SECTOR,
+		       VC_DEVTAB_SECTORS * VC_SECTOR_SIZE, b);
+	if (e)
+		FAIL(e, "cannot read the device table: error %d", e);
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		u32 crc, fl;
+
+		vc_buf_to_mem(&ds, b, i * VC_SECTOR_SIZE, sizeof(ds));
+		crc = vc_le32_to_cpu(ds.crc);
+		ds.crc = 0;
+		if (vc_le32_to_cpu(ds.magic) != VC_DEV_MAGIC ||
+		    vc_crc32c(c->nonce, &ds, sizeof(ds)) != crc)
+			FAIL(-EUCLEAN, "device table entry %u: bad checksum", i);
+		if (vc_le32_to_cpu(ds.index) != VC_DEVTAB_SECTOR + i)
+			FAIL(-EUCLEAN, "device table entry %u: misplaced", i);
+		fl = vc_le32_to_cpu(ds.flags);
+		if (fl & ~VC_DEVF_IN_USE)
+			FAIL(-EUCLEAN, "device table entry %u: bad flags", i);
+		for (j = 0; j < sizeof(ds.reserved); j++)
+			if (ds.reserved[j])
+				FAIL(-EUCLEAN, "device table entry %u: reserved bytes", i);
+		if (!(fl & VC_DEVF_IN_USE))
+			continue;
+		if (vc_strnlen((const char *)ds.uuid, sizeof(ds.uuid)) ==
+		    sizeof(ds.uuid) || !ds.uuid[0])
+			FAIL(-EUCLEAN, "device table entry %u: bad identity", i);
+		for (j = 0; j < i; j++)
+			if (c->bdev[j].in_use &&
+			    !vc_memcmp(c->bdev[j].uuid, ds.uuid, sizeof(ds.uuid)))
+				FAIL(-EUCLEAN, "device table: entries %u and %u name the same device",
+				     j, i);
+		c->bdev[i].in_use = true;
+		c->bdev[i].nr_sectors = vc_le64_to_cpu(ds.nr_sectors);
+		vc_memcpy(c->bdev[i].uuid, ds.uuid, sizeof(ds.uuid));
+	}
+	return 0;
+}
+
+static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
+		    char *err, size_t errlen)
+{
+	u64 lba, key, w;
+	u32 dev;
+	struct vc_set *s;
+
+	if (!r)
+		return 0;
+	if ((r >> VC_REC_FLAG_SHIFT << VC_REC_FLAG_SHIFT) & ~VC_REC_KNOWN_FLAGS)
+		FAIL(-EUCLEAN, "block %u: unknown record flags", blk);
+	if (!(r & VC_REC_VALID))
+		FAIL(-EUCLEAN, "block %u: record without valid flag", blk);
+	if (!clean && !(r & VC_REC_DIRTY))
+		return 0;	/* clean records are not trusted after a crash */
+	lba = r & VC_REC_BLOCK_MASK;
+	dev = (u32)((r >> VC_REC_DEV_SHIFT) & VC_REC_DEV_MASK);
+	if (dev >= VC_MAX_BACKING || !c->bdev[dev].in_use)
+		FAIL(-EUCLEAN, "block %u: unknown backing device %u", blk, dev);
+	if (lba > B_LBA_MASK ||
+	    lba >= (c->bdev[dev].nr_sectors >> (c->block_shift - VC_SECTOR_SHIFT)))
+		FAIL(-EUCLEAN, "block %u: backing block %llu beyond device %u",
+		     blk, (unsigned long long)lba, dev);
+	key = vc_mkkey(dev, lba);
+	s = &c->sets[vc_set_of(c, key)];
+	if (blk < s->first || blk >= s->first + s->ways)
+		FAIL(-EUCLEAN, "block %u: record in the wrong set", blk);
+	if (vc_lookup(c, s, key) != ~0u)
+		FAIL(-EUCLEAN, "block %u: backing block %llu of device %u cached twice",
+		     blk, (unsigned long long)lba, dev);
+	w = key | B_VALID;
+	if (r & VC_REC_DIRTY)
+		w |= B_DIRTY | B_FLASHDIRTY |
+		     ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
+	vc_block_set_word(c, s, blk, w);
+	vc_hash_insert(c, s, blk);
+	vc_lru_unlink(c, s, blk);
+	vc_lru_push_head(c, s, blk);
+	return 0;
+}
+
+/*
+ * Second half of loading: the superblock was read and checked by the
+ * caller, which set up geometry and allocated the map.
+ */
+int vc_md_load(struct vc_cache *c, char *err, size_t errlen)
+{
+	struct vc_buf *b = vc_buf_alloc(MD_CHUNK * VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_rec_sector *rs = vc_malloc(sizeof(*rs), VC_GFP_KERNEL);
+	struct vc_sb sb;
+	u64 idx = 0;
+	bool clean;
+	int e;
+
+	if (!b || !rs) {
+		e = -ENOMEM;
+		if (err)
+			vc_snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, VC_SB_SECTOR,
+		       VC_SECTOR_SIZE, b);
+	if (e)
+		goto out;
+	vc_buf_to_mem(&sb, b, 0, sizeof(sb));
+	clean = vc_le32_to_cpu(sb.clean) == VC_SB_CLEAN;
+	e = load_devs(c, b, err, errlen);
+	if (e)
+		goto out;
+	while (idx < c->md_sectors) {
+		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i, j;
+
+		e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META,
+			       c->md_start + idx, n * VC_SECTOR_SIZE, b);
+		if (e) {
+			if (err)
+				vc_snprintf(err, errlen,
+					    "cannot read metadata: error %d", e);
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			u64 sidx = idx + i;
+			u32 crc;
+
+			vc_buf_to_mem(rs, b, i * VC_SECTOR_SIZE, sizeof(*rs));
+			crc = vc_le32_to_cpu(rs->crc);
+			if (rec_crc(c, rs) != crc) {
+				e = -EUCLEAN;
+				if (err)
+					vc_snprintf(err, errlen,
+						    "metadata sector %llu: bad checksum",
+						    (unsigned long long)(c->md_start + sidx));
+				goto out;
+			}
+			if (vc_le32_to_cpu(rs->index) != (u32)(c->md_start + sidx)) {
+				e = -EUCLEAN;
+				if (err)
+					vc_snprintf(err, errlen,
+						    "metadata sector %llu: misplaced",
+						    (unsigned long long)(c->md_start + sidx));
+				goto out;
+			}
+			for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
+				u64 blk = sidx * VC_RECS_PER_SECTOR + j;
+				u64 r = vc_le64_to_cpu(rs->rec[j]);
+
+				if (blk >= c->nr_blocks) {
+					if (r) {
+						e = -EUCLEAN;
+						if (err)
+							vc_snprintf(err, errlen,
+								    "record beyond the last block");
+						goto out;
+					}
+					continue;
+				}
+				e = load_rec(c, (u32)blk, r, clean, err, errlen);
+				if (e)
+					goto out;
+			}
+		}
+		idx += n;
+	}
+out:
+	vc_free(rs);
+	vc_buf_free(b);
+	return e;
+}
