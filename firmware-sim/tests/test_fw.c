@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1268,7 +1269,13 @@ static int t_fatal(struct env *e)
 	CHECK(!env_connect_enabled(e), "%s", h->err);
 	/* a CQ head beyond the CQ: CFS when the card next posts */
 	h->db[1].cq_head = 5000;
-	CHECK_ST(fh_simple(h, 1, VC_CMD_FLUSH, 0, 0), -1);
+	{
+		struct vc_sqe s = { .opcode = VC_CMD_FLUSH };
+		struct vc_cqe c;
+
+		fh_post(h, 1, &s, 1);
+		CHECK(fh_reap(h, 1, &c, 300) == -1, "completion posted");
+	}
 	CHECK(!fh_wait_csts(h, VC_CSTS_CFS, VC_CSTS_CFS, 2000), "no CFS");
 	CHECK(!fh_disable(h, 2000), "disable");
 	CHECK(!env_connect_enabled(e), "%s", h->err);
@@ -1304,10 +1311,119 @@ static const struct {
 	{ "fatal-cfs", t_fatal },
 };
 
+/* ------------------------------------------------------------ bench */
+static uint64_t us_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* 4 KiB random I/O at queue depth @qd over 2 queues for @secs seconds. */
+static void bench_run(struct env *e, const char *name, int op, int qd,
+		      int secs)
+{
+	struct fakehost *h = &e->h;
+	uint64_t start[3][65536], buf = fh_alloc(h, 64 * 4096, 4096);
+	uint64_t t0 = us_now(), end = t0 + secs * 1000000ULL, span = 1 << 16;
+	uint32_t *lat = malloc(sizeof(*lat) * 4000000), nlat = 0;
+	int inflight = 0, errs = 0;
+	unsigned seed = 12345;
+	double sum = 0;
+
+	while (inflight || us_now() < end) {
+		while (inflight < qd && us_now() < end) {
+			int q = 1 + inflight % 2;
+			struct vc_sqe s = { .opcode = op, .nseg = 1,
+					    .dptr = buf + (inflight % 64) * 4096,
+					    .dlen = 4096 };
+			int cid;
+
+			s.rw.slba = (uint64_t)(rand_r(&seed) % span) * 8;
+			s.rw.nlb = 8;
+			cid = fh_post(h, q, &s, 1);
+			start[q][cid] = us_now();
+			inflight++;
+		}
+		for (int q = 1; q <= 2; q++) {
+			struct vc_cqe c;
+
+			while (fh_cqe_ready(h, q) && !fh_reap(h, q, &c, 0)) {
+				if (nlat < 4000000)
+					lat[nlat++] = (uint32_t)(us_now() -
+								 start[q][c.cid]);
+				errs += c.status >> 1 != 0;
+				inflight--;
+			}
+		}
+		if (inflight) {
+			struct pollfd p[2] = {
+				{ .fd = h->irq_efd[1], .events = POLLIN },
+				{ .fd = h->irq_efd[2], .events = POLLIN },
+			};
+			uint64_t v;
+
+			if (poll(p, 2, 100) > 0)
+				for (int i = 0; i < 2; i++)
+					if (p[i].revents && read(p[i].fd, &v, 8) < 0)
+						break;
+		}
+	}
+	qsort(lat, nlat, sizeof(*lat), cmp_u32);
+	for (uint32_t i = 0; i < nlat; i++)
+		sum += lat[i];
+	printf("%-26s QD%-3d %8.0f IOPS  avg %6.0f us  p99 %6u us%s\n", name, qd,
+	       nlat / ((us_now() - t0) / 1e6), nlat ? sum / nlat : 0.0,
+	       nlat ? lat[nlat * 99 / 100] : 0, errs ? "  ERRORS" : "");
+	fflush(stdout);
+	free(lat);
+}
+
+static int bench(void)
+{
+	static struct env e;
+	const char *modes[] = { "nodelay", "flash" };
+
+	for (int m = 0; m < 2; m++) {
+		char *extra[] = { "--timing", (char *)modes[m], NULL };
+		char name[64];
+
+		env_init(&e);
+		if (env_format(&e, "1G", "512") || env_start_v(&e, extra) ||
+		    env_connect(&e, 2, 128)) {
+			fprintf(stderr, "bench: setup failed: %s\n", e.h.err);
+			env_fini(&e, 1);
+			return 1;
+		}
+		snprintf(name, sizeof(name), "%s 4K randwrite", modes[m]);
+		bench_run(&e, name, VC_CMD_WRITE, 1, 2);
+		bench_run(&e, name, VC_CMD_WRITE, 32, 3);
+		snprintf(name, sizeof(name), "%s 4K randread", modes[m]);
+		bench_run(&e, name, VC_CMD_READ, 1, 2);
+		bench_run(&e, name, VC_CMD_READ, 32, 3);
+		env_stop(&e);
+		env_fini(&e, 0);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int pass = 0, failn = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "--bench")) {
+		fw_bin = argv[2];
+		signal(SIGPIPE, SIG_IGN);
+		return bench();
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s FIRMWARE-SIM [TEST...]\n", argv[0]);
 		return 2;
