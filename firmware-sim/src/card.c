@@ -155,7 +155,8 @@ static struct card {
 	size_t hn, hcap;
 	int hstop;
 
-	pthread_t poller, completer, *workers;
+	pthread_t poller, completer, heartbeat, *workers;
+	atomic_int hb_stop;
 	uint64_t last_saved;
 } C;
 
@@ -1283,8 +1284,8 @@ static void ctrl_check(void)
 		csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	} else if (!C.enabled && (cc & VC_CC_EN)) {
 		ctrl_enable();
-	} else if (!C.enabled && (csts & (VC_CSTS_RDY | VC_CSTS_CFS)) &&
-		   !C.refuse) {
+	} else if (!C.enabled && !(cc & VC_CC_EN) &&
+		   (csts & (VC_CSTS_RDY | VC_CSTS_CFS))) {
 		C.fatal = 0;
 		csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	}
@@ -1431,7 +1432,6 @@ static void *poller_main(void *arg)
 			break;
 		}
 		if (tick && atomic_load(&C.connected)) {
-			wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
 			ctrl_check();
 			for (unsigned q = 0; q < C.nvec; q++)
 				sq_fetch(q);
@@ -1445,14 +1445,28 @@ static void *poller_main(void *arg)
 					media_write_hdr(C.m, 0);
 				}
 			}
-		} else if (tick) {
-			wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
 		}
 		retry_backlogs(&backlog);
 		pthread_mutex_unlock(&C.state_lock);
 	}
 	close(ep);
 	close(tfd);
+	return NULL;
+}
+
+/*
+ * The heartbeat has its own thread: a long admin command or a shutdown
+ * destage in the poller must not look like a dead card to the host.
+ */
+static void *heartbeat_main(void *arg)
+{
+	struct timespec ts = { 0, VC_FW_POLL_MS * 1000000L };
+
+	(void)arg;
+	while (!atomic_load(&C.hb_stop)) {
+		nanosleep(&ts, NULL);
+		wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
+	}
 	return NULL;
 }
 
@@ -1931,6 +1945,8 @@ static void stop_threads(void)
 	pthread_cond_broadcast(&C.hcond);
 	pthread_mutex_unlock(&C.hlock);
 	pthread_join(C.completer, NULL);
+	atomic_store(&C.hb_stop, 1);
+	pthread_join(C.heartbeat, NULL);
 }
 
 int card_run(struct fw_opts *o, struct media *m)
@@ -1944,7 +1960,8 @@ int card_run(struct fw_opts *o, struct media *m)
 	media_start(m);
 	C.workers = calloc(o->threads, sizeof(*C.workers));
 	if (!C.workers || pthread_create(&C.poller, NULL, poller_main, NULL) ||
-	    pthread_create(&C.completer, NULL, completer_main, NULL)) {
+	    pthread_create(&C.completer, NULL, completer_main, NULL) ||
+	    pthread_create(&C.heartbeat, NULL, heartbeat_main, NULL)) {
 		fw_log("cannot start threads");
 		return 1;
 	}
