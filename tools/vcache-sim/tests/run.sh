@@ -19,8 +19,8 @@ bad() { echo "FAIL $1${2:+: $2}"; fail=$((fail + 1)); }
 # ---------------------------------------------------------------- unit
 if "$OUT/unit" >"$T/unit.log" 2>&1; then :; fi
 cat "$T/unit.log"
-up=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$T/unit.log")
-uf=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$T/unit.log")
+up=$(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$T/unit.log")
+uf=$(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$T/unit.log")
 if [ -z "$up" ]; then
 	bad unit "no summary line (crashed?)"
 else

@@ -745,6 +745,6 @@ int main(void)
 			passed++;
 		}
 	}
-	printf("%u passed, %u failed\n", passed, failed);
+	printf("unit: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
