@@ -15,7 +15,8 @@ static u32 rounddown_pow2(u32 v)
 	return p;
 }
 
-u64 vc_cache_mem_bytes(u64 nr_blocks)
+/* RAM that scales with the number of blocks (no fixed overhead). */
+static u64 mem_scaling(u64 nr_blocks)
 {
 	u64 nr_sets, s, total, heads = 0, ghost = 0, mdsec;
 
@@ -35,15 +36,20 @@ u64 vc_cache_mem_bytes(u64 nr_blocks)
 	total = nr_blocks * (sizeof(u64) + 3 * sizeof(u16)) +
 		(heads + ghost) * sizeof(u16) +
 		mdsec * (2 * sizeof(u16) + sizeof(u8)) +
-		nr_sets * sizeof(struct vc_set) + sizeof(struct vc_cache);
+		nr_sets * sizeof(struct vc_set);
 	return total;
+}
+
+u64 vc_cache_mem_bytes(u64 nr_blocks)
+{
+	return mem_scaling(nr_blocks) + sizeof(struct vc_cache);
 }
 
 u64 vc_cache_mem_bytes_per_block(u64 nr_blocks)
 {
 	if (!nr_blocks)
 		return 0;
-	return vc_div_u64(vc_cache_mem_bytes(nr_blocks) * 1000, nr_blocks);
+	return vc_div_u64(mem_scaling(nr_blocks) * 1000, nr_blocks);
 }
 
 int vc_map_alloc(struct vc_cache *c)

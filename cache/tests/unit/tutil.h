@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the engine's unit tests: in-memory cache and backing
+ * devices, a virtual clock, manual (deterministic) work, synchronous I/O.
+ */
+#ifndef TUTIL_H
+#define TUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "vc_engine.h"
+#include "vc_posix.h"
+#include "vc_internal.h"
+
+#define T_BS		4096u
+#define T_BSEC		(T_BS / 512)
+
+struct tenv {
+	struct vc_memdev *cm, *bm;	/* cache, backing */
+	struct vc_cache *c;
+	u32 dev;
+	u64 cache_sectors, back_sectors;
+	bool vol;
+};
+
+extern u64 t_now_ns;
+
+/* Clock at 1 s, manual work, quiet logs. */
+void t_init(void);
+/* Devices + a fresh cache with @cfg (NULL: defaults), one backing dev. */
+void t_setup(struct tenv *t, u64 cache_blocks, u64 back_blocks, bool vol,
+	     const struct vc_cache_config *cfg);
+void t_teardown(struct tenv *t);
+/* Power cut: abandon the engine, drop volatile device caches. */
+void t_crash(struct tenv *t);
+/* Load the cache again and re-attach the backing device. */
+int t_reload(struct tenv *t);
+
+/* Synchronous host I/O on the backing device through the cache. */
+int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data);
+int t_write_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed, u32 flags);
+/* Read and compare with the pattern; returns 0 if equal, 1 if not, <0 err */
+int t_check_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed);
+/* Compare the backing device's stable+volatile contents with a pattern */
+int t_backing_has(struct tenv *t, u64 blk, u32 nblk, u32 seed);
+void t_fill(void *buf, u64 blk, u32 nblk, u32 seed);
+
+/* Advance the virtual clock, running due work on the way (1 ms steps
+ * for the first 10 ms, then 100 ms steps). */
+void t_advance_ms(u64 ms);
+void t_run(void);
+struct vc_stats t_stats(struct tenv *t);
+
+#endif
