@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cache modes: where writes go in WB/WT/WA/PT, online switching, leaving
+ * write-back drains in the background while I/O continues, discard, FLUSH
+ * and FUA durability with volatile device caches.
+ */
+#include "tutil.h"
+
+static struct vc_cache_config cfg_mode(enum vc_mode m)
+{
+	struct vc_cache_config cfg;
+
+	vc_cache_config_default(&cfg);
+	cfg.mode = m;
+	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
+	cfg.params.v[VC_P_IDLE_MS] = 0;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	return cfg;
+}
+
+static void test_wb(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 5, 2, 9, 0), 0);
+	assert_false(t_backing_has(&t, 5, 2, 9));	/* not yet home */
+	assert_int_equal(t_check_pat(&t, 5, 2, 9), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 2);
+	assert_int_equal(s.backing_bytes_written, 0);
+	assert_true(s.md_writes > 0);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_true(t_backing_has(&t, 5, 2, 9));
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.cleanings[VC_CLEAN_FLUSH], 2);
+	assert_int_equal(s.wb_ios, 1);	/* adjacent blocks merged */
+	assert_int_equal(t_check_pat(&t, 5, 2, 9), 0);
+	t_teardown(&t);
+}
+
+static void test_wt(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 5, 2, 9, 0), 0);
+	assert_true(t_backing_has(&t, 5, 2, 9));
+	assert_int_equal(t_check_pat(&t, 5, 2, 9), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.valid_blocks, 2);
+	assert_int_equal(s.read_hits, 2);
+	t_teardown(&t);
+}
+
+static void test_wa(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WA);
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	/* read populates, a write then invalidates and goes home */
+	assert_int_equal(t_check_pat(&t, 5, 1, 0), 1);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 1);
+	assert_int_equal(t_write_pat(&t, 5, 1, 3, 0), 0);
+	assert_true(t_backing_has(&t, 5, 1, 3));
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(s.bypass[VC_BYP_MODE], 1);
+	assert_int_equal(t_check_pat(&t, 5, 1, 3), 0);
+	t_teardown(&t);
+}
+
+static void test_pt(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_PT);
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 5, 1, 3, 0), 0);
+	assert_int_equal(t_check_pat(&t, 5, 1, 3), 0);
+	assert_int_equal(t_check_pat(&t, 5, 1, 3), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(s.read_hits, 0);
+	assert_true(t_backing_has(&t, 5, 1, 3));
+	t_teardown(&t);
+}
+
+/* WB -> WT with dirty data: returns at once, drains in the background. */
+static void test_leave_wb_drains(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 90;
+	t_setup(&t, 4096, 65536, false, &cfg);
+	for (i = 0; i < 3000; i++)
+		assert_int_equal(t_write_pat(&t, i * 3, 1, i, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 3000);
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WT), 0);
+	/* nothing ran yet: still dirty, I/O goes on */
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 3000);
+	assert_int_equal(t_write_pat(&t, 1, 1, 77, 0), 0);
+	assert_true(t_backing_has(&t, 1, 1, 77));	/* WT now */
+	assert_int_equal(t_check_pat(&t, 3, 1, 1), 0);
+	t_run();
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.cleanings[VC_CLEAN_MODE], 3000);
+	for (i = 0; i < 3000; i += 97)
+		assert_true(t_backing_has(&t, i * 3, 1, i));
+	/* and back to WB */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WB), 0);
+	assert_int_equal(t_write_pat(&t, 2, 1, 5, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 1);
+	assert_int_equal(vc_cache_set_mode(t.c, 9), -EINVAL);
+	t_teardown(&t);
+}
+
+static void test_discard(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct vc_memdev_stats ms;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 10, 4, 1, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_DISCARD, 0, 10 * T_BSEC, 4 * T_BS, NULL), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.valid_blocks, 0);
+	vc_memdev_get_stats(t.bm, &ms);
+	assert_int_equal(ms.discards, 1);
+	/* reads now come from the (discarded = zero) backing device */
+	assert_int_equal(t_check_pat(&t, 10, 1, 1), 1);
+	/* the discard is durable: a crash does not resurrect the data */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	t_teardown(&t);
+}
+
+/* With volatile device caches: FLUSH makes earlier writes durable. */
+static void test_flush_durability(void **st)
+{
+	u32 modes[] = { VC_MODE_WB, VC_MODE_WT, VC_MODE_WA };
+	unsigned int m;
+
+	(void)st;
+	for (m = 0; m < 3; m++) {
+		struct vc_cache_config cfg = cfg_mode(modes[m]);
+		struct tenv t;
+
+		t_setup(&t, 256, 4096, true, &cfg);
+		assert_int_equal(t_write_pat(&t, 1, 1, 11, 0), 0);
+		assert_int_equal(t_write_pat(&t, 1, 1, 12, 0), 0); /* overwrite */
+		assert_int_equal(t_write_pat(&t, 7, 3, 13, 0), 0);
+		assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+		assert_int_equal(t_write_pat(&t, 20, 1, 14, 0), 0); /* after */
+		t_crash(&t);
+		assert_int_equal(t_reload(&t), 0);
+		assert_int_equal(t_check_pat(&t, 1, 1, 12), 0);
+		assert_int_equal(t_check_pat(&t, 7, 3, 13), 0);
+		t_teardown(&t);
+	}
+}
+
+static void test_fua_durability(void **st)
+{
+	u32 modes[] = { VC_MODE_WB, VC_MODE_WT, VC_MODE_WA };
+	unsigned int m;
+
+	(void)st;
+	for (m = 0; m < 3; m++) {
+		struct vc_cache_config cfg = cfg_mode(modes[m]);
+		struct tenv t;
+
+		t_setup(&t, 256, 4096, true, &cfg);
+		assert_int_equal(t_write_pat(&t, 3, 1, 21, 0), 0);
+		assert_int_equal(t_write_pat(&t, 3, 1, 22, VC_IO_FUA), 0);
+		assert_int_equal(t_write_pat(&t, 4, 2, 23, VC_IO_FUA), 0);
+		assert_int_equal(t_write_pat(&t, 9, 1, 24, VC_IO_PREFLUSH), 0);
+		t_crash(&t);
+		assert_int_equal(t_reload(&t), 0);
+		assert_int_equal(t_check_pat(&t, 3, 1, 22), 0);
+		assert_int_equal(t_check_pat(&t, 4, 2, 23), 0);
+		t_teardown(&t);
+	}
+}
+
+static void test_bad_requests(void **st)
+{
+	struct tenv t;
+	u8 buf[512];
+
+	(void)st;
+	t_setup(&t, 64, 64, false, NULL);
+	assert_int_equal(t_io(&t, VC_OP_READ, 0, 64 * T_BSEC, 512, buf), -EINVAL);
+	assert_int_equal(t_io(&t, VC_OP_READ, 0, 0, 100, buf), -EINVAL);
+	assert_int_equal(t_io(&t, 9, 0, 0, 512, buf), -EINVAL);
+	t.dev = 5;
+	assert_int_equal(t_io(&t, VC_OP_READ, 0, 0, 512, buf), -ENODEV);
+	t.dev = 0;
+	t_teardown(&t);
+}
+
+static void test_seq_bypass(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_SEQ_ENABLE] = 1;
+	cfg.params.v[VC_P_SEQ_THRESHOLD_KIB] = 64;
+	t_setup(&t, 1024, 4096, false, &cfg);
+	for (i = 0; i < 64; i++)
+		t_check_pat(&t, 100 + i, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 16);	/* first 64 KiB cached */
+	assert_int_equal(s.bypass[VC_BYP_SEQ], 48);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_SEQ_ENABLE, 0), 0);
+	for (i = 0; i < 64; i++)
+		t_check_pat(&t, 500 + i, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 80);
+	t_teardown(&t);
+}
+
+static void test_pid_lists(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, false, &cfg);
+	/* tutil submits as pid 100 */
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_PID_DENY, 100), 0);
+	t_check_pat(&t, 1, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(s.bypass[VC_BYP_PID], 1);
+	assert_int_equal(vc_pidlist_del(vc_cache_pidlist(t.c), VC_PID_DENY, 100), 0);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_PID_MODE,
+					    VC_PID_MODE_CACHE_NONE), 0);
+	t_check_pat(&t, 2, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_PID_ALLOW, 100), 0);
+	t_check_pat(&t, 3, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 1);
+	t_teardown(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wb),
+		cmocka_unit_test(test_wt),
+		cmocka_unit_test(test_wa),
+		cmocka_unit_test(test_pt),
+		cmocka_unit_test(test_leave_wb_drains),
+		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_flush_durability),
+		cmocka_unit_test(test_fua_durability),
+		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_seq_bypass),
+		cmocka_unit_test(test_pid_lists),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
