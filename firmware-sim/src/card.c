@@ -1209,12 +1209,28 @@ static void ctrl_reset(const char *why)
 	fw_log("controller: reset (%s)", why);
 }
 
+/*
+ * An enable the card cannot honour sets CFS.  It is not latched: while
+ * cc.EN stays 1 the card re-evaluates the enable on every tick, so a host
+ * that fixes the admin queue registers and re-enables faster than the card
+ * notices cc.EN 1->0->1 still gets a ready card.
+ */
+static void enable_failed(const char *why)
+{
+	if (!C.refused_logged)
+		fw_log("controller: cannot enable: %s; setting CFS", why);
+	C.refused_logged = 1;
+	csts_set(VC_CSTS_CFS, VC_CSTS_RDY);
+}
+
+/* cc.EN is 1 and the controller is not enabled yet.  C.lock not held. */
 static void ctrl_enable(void)
 {
 	struct vc_regs *r = C.regs;
 	uint32_t aqa = rd32(&r->aqa);
 	unsigned sqs = aqa & 0xffff, cqs = aqa >> 16;
 	uint64_t asq = rd64(&r->asq), acq = rd64(&r->acq);
+	char why[160];
 	int st;
 
 	pthread_mutex_lock(&C.lock);
@@ -1228,17 +1244,16 @@ static void ctrl_enable(void)
 		pthread_mutex_unlock(&C.lock);
 		return;
 	}
-	if (C.fatal || C.m->io_failed) {
+	if (C.m->io_failed) {
+		enable_failed("the media file failed earlier");
 		pthread_mutex_unlock(&C.lock);
-		if (C.m->io_failed)
-			go_fatal("media file I/O failed earlier");
 		return;
 	}
 	if (sqs < 2 || cqs < 2 || sqs > C.o->qdepth || cqs > C.o->qdepth) {
+		snprintf(why, sizeof(why), "bad admin queue sizes (aqa 0x%08x)",
+			 aqa);
+		enable_failed(why);
 		pthread_mutex_unlock(&C.lock);
-		fw_log("controller: enable with bad admin queue sizes (aqa 0x%08x)",
-		       aqa);
-		go_fatal("bad admin queue sizes");
 		return;
 	}
 	st = cq_create(0, cqs, 0, acq);
@@ -1246,14 +1261,17 @@ static void ctrl_enable(void)
 		st = sq_create(0, sqs, 0, asq);
 	if (st) {
 		cq_destroy(0);
+		snprintf(why, sizeof(why),
+			 "admin queues outside guest memory or misaligned (asq 0x%" PRIx64 " acq 0x%" PRIx64 ")",
+			 asq, acq);
+		enable_failed(why);
 		pthread_mutex_unlock(&C.lock);
-		fw_log("controller: enable with admin queues outside guest memory (asq 0x%" PRIx64 " acq 0x%" PRIx64 ")",
-		       asq, acq);
-		go_fatal("bad admin queue address");
 		return;
 	}
 	wr32(&C.db[0].cq_head, 0);
 	C.enabled = 1;
+	C.fatal = 0;
+	C.refused_logged = 0;
 	csts_set(VC_CSTS_RDY, VC_CSTS_SHST_MASK | VC_CSTS_CFS);
 	pthread_mutex_unlock(&C.lock);
 	fw_log("controller: enabled (admin SQ %u, CQ %u entries), ready",
@@ -1284,10 +1302,11 @@ static void ctrl_check(void)
 		csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	} else if (!C.enabled && (cc & VC_CC_EN)) {
 		ctrl_enable();
-	} else if (!C.enabled && !(cc & VC_CC_EN) &&
-		   (csts & (VC_CSTS_RDY | VC_CSTS_CFS))) {
+	} else if (!C.enabled && !(cc & VC_CC_EN)) {
 		C.fatal = 0;
-		csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
+		C.refused_logged = 0;
+		if (csts & (VC_CSTS_RDY | VC_CSTS_CFS))
+			csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	}
 	if ((cc & VC_CC_SHN_MASK) == VC_CC_SHN_NORMAL) {
 		if ((csts & VC_CSTS_SHST_MASK) == VC_CSTS_SHST_NORMAL)
@@ -1949,6 +1968,34 @@ static void stop_threads(void)
 	pthread_join(C.heartbeat, NULL);
 }
 
+/* Release what is left after the threads stopped (keeps ASan quiet). */
+static void card_free(void)
+{
+	struct cmd *l = steal_cmds(-1, -1);
+
+	while (l) {
+		struct cmd *c = l;
+
+		l = c->next;
+		free(c);
+	}
+	for (unsigned q = 0; q < MAX_VEC; q++)
+		cq_destroy(q);
+	while (C.hn)
+		free(heap_pop());
+	free(C.heap);
+	free(C.workers);
+	while (C.gm) {
+		struct gmap *g = C.gm;
+
+		C.gm = g->old;
+		munmap(g->base, g->size);
+		free(g);
+	}
+	munmap(C.shm, C.o->shm_size);
+	close(C.shm_fd);
+}
+
 int card_run(struct fw_opts *o, struct media *m)
 {
 	int rc = 0, running = 1;
@@ -2045,5 +2092,7 @@ int card_run(struct fw_opts *o, struct media *m)
 	unlink(o->socket_path);
 	if (o->ctl_path)
 		unlink(o->ctl_path);
+	card_free();
+	media_free(m);
 	return rc;
 }

@@ -134,6 +134,7 @@ void media_start(struct media *m);	/* destager thread */
 int  media_close(struct media *m, int clean);
 /* Destage + fdatasync; with clean, mark the media cleanly shut down. */
 int  media_sync(struct media *m, int clean);
+void media_free(struct media *m);	/* after media_close */
 int  media_write_hdr(struct media *m, int sync);
 void media_mark_dirty(struct media *m);
 

@@ -915,3 +915,15 @@ int media_sync(struct media *m, int clean)
 	atomic_store(&m->dirty_marked, !clean);
 	return rc;
 }
+
+void media_free(struct media *m)
+{
+	free(m->hash);
+	free(m->die_busy);
+	free(m->path);
+	close(m->fd);
+	m->hash = NULL;
+	m->die_busy = NULL;
+	m->path = NULL;
+	m->fd = -1;
+}
