@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for guest-side test scripts (sourced; bash).  Each check prints a
+# TAP line "ok - ..." or "not ok - ..."; t_done exits 1 if any failed.
+VC_FAILS=0
+
+t_ok() { echo "ok - $*"; }
+t_fail() { echo "not ok - $*"; VC_FAILS=$((VC_FAILS + 1)); }
+
+# check DESCRIPTION CMD...: run CMD, pass if it succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then t_ok "$desc"; else t_fail "$desc"; fi
+}
+
+t_done() { exit $((VC_FAILS > 0)); }
+
+# fwstat CARD KEY: one counter of the card's firmware (vcfw stats --json).
+fwstat() {
+	vcfw -c "$1" stats --json |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+# carddir DISK: sysfs directory of the card (PCI function) behind DISK.
+carddir() {
+	local n=${1#/dev/} d
+	for d in /sys/bus/pci/devices/*; do
+		if [ -e "$d/disk" ] && [ "$(cat "$d/disk")" = "$n" ]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	echo "carddir: no card behind $n" >&2
+	return 1
+}
+
+# sysattr DISK ATTR: a vcache sysfs attribute of the card behind DISK.
+sysattr() {
+	local d
+	d=$(carddir "$1") && cat "$d/$2"
+}
+
+# expect_eio CMD...: CMD must fail with EIO (Input/output error).
+expect_eio() {
+	local out
+	if out=$("$@" 2>&1); then
+		echo "  unexpected success: $*"
+		return 1
+	fi
+	if ! grep -q "Input/output error" <<<"$out"; then
+		echo "  failed, but not with EIO: $out"
+		return 1
+	fi
+}
+
+# fio_verify DEV NAME FIO-ARGS...: a verified fio run (crc32c), pass if fio
+# succeeds and reports no verify error.
+fio_verify() {
+	local dev=$1 name=$2 out
+	shift 2
+	out=$(fio --output-format=terse --terse-version=3 --direct=1 \
+		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--filename="$dev" --group_reporting=0 --name="$name" "$@" 2>&1)
+	local rc=$?
+	if [ $rc -ne 0 ] || grep -qi "verify.*fail\|bad magic\|crc32c: wanted" <<<"$out"; then
+		echo "$out" | tail -20
+		return 1
+	fi
+}
+
+# wait_gone PID SECONDS: wait for PID to exit; fail if still alive.
+wait_gone() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}

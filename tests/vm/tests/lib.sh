@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the host side of tests/vm/tests/*.sh (sourced; bash).
+TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TESTS/../../.." && pwd)
+RUN="$TOP/tests/vm/run"
+VC_FAILS=0
+
+t_ok() { echo "ok - $*"; }
+t_fail() { echo "not ok - $*"; VC_FAILS=$((VC_FAILS + 1)); }
+
+# vm_status DESCRIPTION WANT GOT: TAP line for a runner exit status.
+vm_status() {
+	if [ "$3" = "$2" ]; then t_ok "$1"; else t_fail "$1 (status $3, want $2)"; fi
+}
+
+t_done() { exit $((VC_FAILS > 0)); }
