@@ -642,9 +642,10 @@ void vc_cache_abandon(struct vc_cache *c)
 
 int vc_engine_init(void)
 {
-	return 0;
+	return vc_env_init();
 }
 
 void vc_engine_exit(void)
 {
+	vc_env_exit();
 }

@@ -23,6 +23,10 @@
  *     vc_atomic64_t, vc_waitq_t, vc_work_t and struct vc_buf;
  *   - the functions below, as static inlines or out of line.
  *
+ * Setup: int vc_env_init(void) / void vc_env_exit(void), called by
+ * vc_engine_init() / vc_engine_exit() (the kernel creates its workqueue
+ * and bio_set there).
+ *
  * Execution contexts.  Every engine entry point and every callback the
  * environment makes into the engine (I/O completion, work items) runs in a
  * context that may take spinlocks and allocate with VC_GFP_NOIO; only work

@@ -137,6 +137,10 @@ void vc_work_queue_delayed(vc_work_t *w, u64 delay_ns);
 void vc_work_cancel_sync(vc_work_t *w);
 void vc_work_destroy(vc_work_t *w);
 
+/* ---- environment setup (vc_engine_init) ---- */
+static inline int vc_env_init(void) { return 0; }
+static inline void vc_env_exit(void) { }
+
 /* ---- data buffers ---- */
 struct vc_buf {
 	u8 *data;

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Linux kernel implementation of the vcache engine environment.
+ */
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+
+#include "vc_linux.h"
+
+static struct workqueue_struct *vc_wq;
+static struct bio_set vc_bs;
+
+int vc_env_init(void)
+{
+	int err;
+
+	vc_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!vc_wq)
+		return -ENOMEM;
+	err = bioset_init(&vc_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
+	if (err) {
+		destroy_workqueue(vc_wq);
+		vc_wq = NULL;
+	}
+	return err;
+}
+
+void vc_env_exit(void)
+{
+	if (!vc_wq)
+		return;
+	destroy_workqueue(vc_wq);
+	vc_wq = NULL;
+	bioset_exit(&vc_bs);
+}
+
+void *vc_large_zalloc(size_t size)
+{
+	if (size <= 16 * PAGE_SIZE)
+		return kvzalloc(size, GFP_KERNEL);
+	return vzalloc(size);
+}
+
+/* ------------------------------------------------------------ waiting */
+int vc_waitq_wait(vc_waitq_t *q, bool (*cond)(void *arg), void *arg,
+		  bool interruptible, u64 timeout_ns)
+{
+	long ret;
+
+	if (!timeout_ns) {
+		if (!interruptible) {
+			wait_event(q->wq, cond(arg));
+			return 0;
+		}
+		ret = wait_event_interruptible(q->wq, cond(arg));
+		return ret ? -EINTR : 0;
+	}
+	if (interruptible)
+		ret = wait_event_interruptible_timeout(q->wq, cond(arg),
+						       nsecs_to_jiffies(timeout_ns));
+	else
+		ret = wait_event_timeout(q->wq, cond(arg),
+					 nsecs_to_jiffies(timeout_ns));
+	if (ret < 0)
+		return -EINTR;
+	return ret ? 0 : -ETIMEDOUT;
+}
+
+/* --------------------------------------------------------------- work */
+static void vc_work_fn(struct work_struct *ws)
+{
+	vc_work_t *w = container_of(to_delayed_work(ws), vc_work_t, dw);
+
+	w->fn(w);
+}
+
+void vc_work_init(vc_work_t *w, void (*fn)(vc_work_t *w))
+{
+	INIT_DELAYED_WORK(&w->dw, vc_work_fn);
+	w->fn = fn;
+}
+
+void vc_work_queue(vc_work_t *w)
+{
+	mod_delayed_work(vc_wq, &w->dw, 0);
+}
+
+/* If already queued, the pending (possibly later) deadline is kept. */
+void vc_work_queue_delayed(vc_work_t *w, u64 delay_ns)
+{
+	queue_delayed_work(vc_wq, &w->dw, nsecs_to_jiffies(delay_ns));
+}
+
+void vc_work_cancel_sync(vc_work_t *w)
+{
+	cancel_delayed_work_sync(&w->dw);
+}
+
+/* ------------------------------------------------------------ buffers */
+struct vc_buf *vc_buf_alloc(u32 len, unsigned int gfp)
+{
+	struct vc_buf *b = kzalloc(sizeof(*b), vc_gfp(gfp));
+
+	if (!b)
+		return NULL;
+	b->kind = VC_BUF_MEM;
+	b->len = len;
+	b->data = kvzalloc(len ? len : 1, vc_gfp(gfp));
+	if (!b->data) {
+		kfree(b);
+		return NULL;
+	}
+	return b;
+}
+
+void vc_buf_free(struct vc_buf *b)
+{
+	if (!b)
+		return;
+	if (b->kind == VC_BUF_MEM)
+		kvfree(b->data);
+	kfree(b);
+}
+
+void vc_linux_buf_init_bio(struct vc_buf *b, struct bio *bio)
+{
+	memset(b, 0, sizeof(*b));
+	b->kind = VC_BUF_BIO;
+	b->bio = bio;
+	b->iter = bio->bi_iter;
+	b->len = bio->bi_iter.bi_size;
+}
+
+/* Call @fn on each mapped piece of bytes [off, off + len) of @b. */
+static void buf_walk(struct vc_buf *b, u32 off, u32 len,
+		     void (*fn)(void *p, u32 n, void *ctx), void *ctx)
+{
+	struct bvec_iter it;
+
+	if (WARN_ON_ONCE((u64)off + len > b->len))
+		return;
+	if (b->kind == VC_BUF_MEM) {
+		fn((u8 *)b->data + off, len, ctx);
+		return;
+	}
+	it = b->iter;
+	bvec_iter_advance(b->bio->bi_io_vec, &it, off);
+	while (len) {
+		struct bio_vec bv = bio_iter_iovec(b->bio, it);
+		u32 n = min(bv.bv_len, len);
+		void *p = bvec_kmap_local(&bv);
+
+		fn(p, n, ctx);
+		kunmap_local(p);
+		bvec_iter_advance(b->bio->bi_io_vec, &it, n);
+		len -= n;
+	}
+}
+
+struct mem_ctx {
+	u8 *mem;
+	struct vc_buf *src;
+	u32 soff;
+};
+
+static void to_mem_fn(void *p, u32 n, void *ctx)
+{
+	struct mem_ctx *m = ctx;
+
+	memcpy(m->mem, p, n);
+	m->mem += n;
+}
+
+static void from_mem_fn(void *p, u32 n, void *ctx)
+{
+	struct mem_ctx *m = ctx;
+
+	memcpy(p, m->mem, n);
+	m->mem += n;
+}
+
+static void zero_fn(void *p, u32 n, void *ctx)
+{
+	memset(p, 0, n);
+}
+
+static void copy_fn(void *p, u32 n, void *ctx)
+{
+	struct mem_ctx *m = ctx;
+
+	vc_buf_to_mem(p, m->src, m->soff, n);
+	m->soff += n;
+}
+
+void vc_buf_to_mem(void *dst, struct vc_buf *b, u32 off, u32 len)
+{
+	struct mem_ctx m = { .mem = dst };
+
+	if (!b) {
+		memset(dst, 0, len);
+		return;
+	}
+	buf_walk(b, off, len, to_mem_fn, &m);
+}
+
+void vc_buf_from_mem(struct vc_buf *b, u32 off, const void *src, u32 len)
+{
+	struct mem_ctx m = { .mem = (u8 *)src };
+
+	if (b)
+		buf_walk(b, off, len, from_mem_fn, &m);
+}
+
+void vc_buf_zero(struct vc_buf *b, u32 off, u32 len)
+{
+	if (b)
+		buf_walk(b, off, len, zero_fn, NULL);
+}
+
+void vc_buf_copy(struct vc_buf *dst, u32 doff, struct vc_buf *src, u32 soff,
+		 u32 len)
+{
+	struct mem_ctx m = { .src = src, .soff = soff };
+
+	if (!dst)
+		return;
+	if (!src) {
+		vc_buf_zero(dst, doff, len);
+		return;
+	}
+	buf_walk(dst, doff, len, copy_fn, &m);
+}
+
+/* ------------------------------------------------------------ devices */
+struct vc_lio {
+	struct work_struct work;
+	struct vc_dev_io *io;
+	int err;
+};
+
+static void lio_work(struct work_struct *ws)
+{
+	struct vc_lio *l = container_of(ws, struct vc_lio, work);
+	struct vc_dev_io *io = l->io;
+	int err = l->err;
+
+	kfree(l);
+	io->end_io(io, err);
+}
+
+static void lio_endio(struct bio *bio)
+{
+	struct vc_lio *l = bio->bi_private;
+
+	l->err = blk_status_to_errno(bio->bi_status);
+	bio_put(bio);
+	queue_work(vc_wq, &l->work);
+}
+
+static struct page *addr_page(void *p)
+{
+	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
+}
+
+static struct bio *mem_bio(struct block_device *bdev, struct vc_dev_io *io,
+			   blk_opf_t opf)
+{
+	u8 *p = (u8 *)io->buf->data + io->buf_off;
+	u32 left = io->len;
+	unsigned int nr = DIV_ROUND_UP(offset_in_page(p) + left, PAGE_SIZE);
+	struct bio *bio = bio_alloc_bioset(bdev, nr, opf, GFP_NOIO, &vc_bs);
+
+	while (left) {
+		u32 n = min_t(u32, left, PAGE_SIZE - offset_in_page(p));
+
+		if (bio_add_page(bio, addr_page(p), n, offset_in_page(p)) != n) {
+			bio_put(bio);
+			return NULL;
+		}
+		p += n;
+		left -= n;
+	}
+	return bio;
+}
+
+static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
+{
+	struct vc_linux_dev *ld = dev->priv;
+	struct vc_lio *l = kmalloc(sizeof(*l), GFP_NOIO);
+	struct bio *bio = NULL;
+	blk_opf_t opf;
+
+	if (!l) {
+		io->end_io(io, -ENOMEM);
+		return;
+	}
+	INIT_WORK(&l->work, lio_work);
+	l->io = io;
+	switch (io->op) {
+	case VC_DEV_READ:
+		opf = REQ_OP_READ;
+		break;
+	case VC_DEV_WRITE:
+		opf = REQ_OP_WRITE;
+		if (io->flags & VC_DEV_FUA)
+			opf |= REQ_FUA;
+		if (io->flags & VC_DEV_PREFLUSH)
+			opf |= REQ_PREFLUSH;
+		break;
+	case VC_DEV_FLUSH:
+		opf = REQ_OP_WRITE | REQ_PREFLUSH;
+		break;
+	default:
+		opf = REQ_OP_DISCARD;
+		break;
+	}
+	if (io->flags & VC_DEV_META)
+		opf |= REQ_META;
+
+	if (io->op == VC_DEV_FLUSH || io->op == VC_DEV_DISCARD) {
+		bio = bio_alloc_bioset(ld->bdev, 0, opf, GFP_NOIO, &vc_bs);
+		if (io->op == VC_DEV_DISCARD)
+			bio->bi_iter.bi_size = io->len;
+	} else if (!io->buf) {
+		bio = NULL;
+	} else if (io->buf->kind == VC_BUF_BIO) {
+		bio = bio_alloc_clone(ld->bdev, io->buf->bio, GFP_NOIO, &vc_bs);
+		if (bio) {
+			bio->bi_iter = io->buf->iter;
+			bio_trim(bio, io->buf_off >> SECTOR_SHIFT,
+				 io->len >> SECTOR_SHIFT);
+			bio->bi_opf = opf;
+		}
+	} else {
+		bio = mem_bio(ld->bdev, io, opf);
+	}
+	if (!bio) {
+		kfree(l);
+		io->end_io(io, io->buf ? -ENOMEM : -EINVAL);
+		return;
+	}
+	bio->bi_iter.bi_sector = io->sector;
+	bio->bi_private = l;
+	bio->bi_end_io = lio_endio;
+	submit_bio(bio);
+}
+
+static const struct vc_dev_ops linux_dev_ops = {
+	.submit = linux_dev_submit,
+};
+
+void vc_linux_dev_init(struct vc_linux_dev *ld, struct block_device *bdev,
+		       const char *name)
+{
+	memset(ld, 0, sizeof(*ld));
+	ld->bdev = bdev;
+	ld->dev.ops = &linux_dev_ops;
+	ld->dev.priv = ld;
+	ld->dev.nr_sectors = bdev_nr_sectors(bdev);
+	strscpy(ld->dev.name, name, sizeof(ld->dev.name));
+}
