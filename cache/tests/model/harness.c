@@ -198,9 +198,8 @@ int h_init(struct harness *h, const struct h_opts *o)
 	if (!o->ndev || o->ndev > H_MAX_DEV)
 		return -EINVAL;
 	h->rng = o->seed;
+	h->trace_sector = -1;
 	h->now = 1000000000ULL;
-	h->epoch = 1;
-	h->durable_epoch = 0;
 	vc_posix_set_clock(clock_fn, h);
 	vc_posix_set_manual_work(true);
 	vc_posix_set_pump(pump_hook, h);
@@ -229,6 +228,8 @@ int h_init(struct harness *h, const struct h_opts *o)
 			return -EINVAL;
 		snprintf(hd->uuid, sizeof(hd->uuid), "model-hdd-%u", i);
 		hd->id = H_NO_ID;
+		hd->epoch = 1;
+		hd->durable_epoch = 0;
 		dev_alloc(hd, o->backing_sectors);
 	}
 	vc_cache_config_default(&h->cfg);
@@ -311,22 +312,22 @@ int h_load(struct harness *h, char *err, size_t errlen)
 
 static u32 durable_of(struct harness *h, struct h_dev *hd, u64 s)
 {
-	return hd->wepoch[s] < h->durable_epoch ? hd->cur[s] : hd->dur[s];
+	return hd->wepoch[s] < hd->durable_epoch ? hd->cur[s] : hd->dur[s];
 }
 
 /* Before changing sector s: fold the lazily durable state. */
 static void settle(struct harness *h, struct h_dev *hd, u64 s)
 {
-	if (hd->wepoch[s] < h->durable_epoch) {
+	if (hd->wepoch[s] < hd->durable_epoch) {
 		hd->dur[s] = hd->cur[s];
 		hd->zsince[s] = 0;
 	}
 }
 
-static void flush_done(struct harness *h, u32 snap)
+static void flush_done(struct h_dev *hd, u32 snap)
 {
-	if (snap + 1 > h->durable_epoch)
-		h->durable_epoch = snap + 1;
+	if (snap + 1 > hd->durable_epoch)
+		hd->durable_epoch = snap + 1;
 }
 
 static void model_write(struct harness *h, struct h_io *io)
@@ -339,7 +340,7 @@ static void model_write(struct harness *h, struct h_io *io)
 		if (io->err) {
 			settle(h, hd, s);
 			hd->unknown[s] = 1;
-			hd->wepoch[s] = h->epoch;
+			hd->wepoch[s] = hd->epoch;
 			if (io->ver > hd->hi[s])
 				hd->hi[s] = io->ver;
 			continue;
@@ -350,7 +351,7 @@ static void model_write(struct harness *h, struct h_io *io)
 			hd->hi[s] = io->ver;
 		hd->alt[s] = 0;
 		hd->unknown[s] = 0;
-		hd->wepoch[s] = h->epoch;
+		hd->wepoch[s] = hd->epoch;
 		if (fua) {
 			hd->dur[s] = io->ver;
 			hd->zsince[s] = 0;
@@ -373,7 +374,7 @@ static void model_discard(struct harness *h, struct h_io *io)
 			hd->cur[s] = 0;
 			hd->zsince[s] = 1;
 		}
-		hd->wepoch[s] = h->epoch;
+		hd->wepoch[s] = hd->epoch;
 	}
 }
 
@@ -421,6 +422,25 @@ static void end_io(struct vc_host_io *hio, int err)
 	io->done = true;
 	io->err = err;
 	h->inflight--;
+	if (h->trace_sector >= 0 && io->d == h->trace_dev &&
+	    hio->op != VC_OP_FLUSH &&
+	    (u64)h->trace_sector >= hio->sector &&
+	    (u64)h->trace_sector < hio->sector + n) {
+		const u8 *p = io->data ? io->data + (h->trace_sector -
+						     hio->sector) * H_SECT :
+					 NULL;
+
+		fprintf(stderr, "trace: op %u flags %#x sector %llu len %u ver %u err %d mode %s%s%lld [%s]\n",
+			hio->op, hio->flags, (unsigned long long)hio->sector,
+			hio->len, io->ver, err,
+			vc_mode_name(vc_cache_get_mode(h->c)),
+			hio->op == VC_OP_READ ? " read version " : "",
+			hio->op == VC_OP_READ && p ?
+			h_sector_version(p, (u32)io->d, h->trace_sector) : 0LL,
+			h->last_op);
+	} else if (h->trace_sector >= 0 && hio->op == VC_OP_FLUSH) {
+		fprintf(stderr, "trace: FLUSH err %d\n", err);
+	}
 	if (err) {
 		h->n_errors++;
 		if (!io->tolerate_err)
@@ -434,7 +454,7 @@ static void end_io(struct vc_host_io *hio, int err)
 	/* PREFLUSH: everything acknowledged before submission is durable */
 	if (!err && (hio->op == VC_OP_FLUSH ||
 		     (hio->flags & VC_IO_PREFLUSH)))
-		flush_done(h, io->snap);
+		flush_done(&h->dev[io->d], io->snap);
 	switch (hio->op) {
 	case VC_OP_READ:
 		if (!err && io->check)
@@ -496,8 +516,8 @@ void h_submit(struct harness *h, struct h_io *io)
 	u64 s;
 
 	if (io->hio.op == VC_OP_FLUSH || (io->hio.flags & VC_IO_PREFLUSH)) {
-		io->snap = h->epoch;
-		h->epoch++;
+		io->snap = h->dev[io->d].epoch;
+		h->dev[io->d].epoch++;
 	}
 	if (io->hio.op != VC_OP_FLUSH)
 		for (s = io->hio.sector;
@@ -720,8 +740,9 @@ void h_verify_after_crash(struct harness *h)
 		}
 	}
 	/* every sector's cur is durable now */
-	h->epoch++;
-	h->durable_epoch = h->epoch;
-	for (d = 0; d < h->o.ndev; d++)
+	for (d = 0; d < h->o.ndev; d++) {
+		h->dev[d].epoch++;
+		h->dev[d].durable_epoch = h->dev[d].epoch;
 		memset(h->dev[d].wepoch, 0, h->dev[d].nr_sectors * 4);
+	}
 }

@@ -42,6 +42,9 @@ struct h_dev {
 	u8 *unknown;
 	u8 *zsince;		/* discarded since last known durable point */
 	u8 *busy;		/* sector has a host I/O in flight */
+	/* FLUSH is per device, as for any block device */
+	u32 epoch;		/* FLUSH submissions so far + 1 */
+	u32 durable_epoch;	/* writes with wepoch < this: durable */
 };
 
 struct h_opts {
@@ -68,8 +71,6 @@ struct harness {
 	u64 now;			/* virtual clock, ns */
 	u64 rng;
 	u32 version;			/* last version handed out */
-	u32 epoch;			/* FLUSH submissions so far + 1 */
-	u32 durable_epoch;		/* writes with wepoch < this: durable */
 	unsigned int inflight;		/* host I/Os not completed */
 	bool lossy;			/* errors that may lose data injected */
 	u64 failures;			/* model mismatches */
@@ -78,6 +79,9 @@ struct harness {
 	u64 sectors_checked;
 	u64 stale_tolerated;		/* old data accepted after a loss */
 	char last_op[160];
+	/* --trace D:S: log every host I/O covering device D sector S */
+	int trace_dev;
+	long long trace_sector;
 };
 
 /* Host I/O as the harness tracks it. */

@@ -451,6 +451,17 @@ static void op_shutdown(struct run *r)
 	int ret, d;
 
 	reap_all(r);
+	/*
+	 * As a filesystem does at unmount: without this FLUSH, writes that
+	 * went straight to a backing device's volatile cache (write-through,
+	 * write-around, pass-through) may be lost by the power cut.
+	 */
+	note(h, "FLUSH before clean shutdown");
+	for (d = 0; d < (int)h->o.ndev; d++)
+		if (h->dev[d].id != H_NO_ID &&
+		    h_do(h, d, VC_OP_FLUSH, 0, 0, 0) && !errors_possible(r) &&
+		    !h->lossy)
+			h_fail(h, "FLUSH before shutdown failed");
 	note(h, "clean shutdown%s + power cut + load",
 	     flags ? " (flush)" : "");
 	ret = vc_cache_shutdown(h->c, flags);
@@ -539,7 +550,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]\n"
 		"             [--errors none|cache|backing|lossy] [--block-size B]\n"
-		"             [--backing-mib N] [--cache-kib N] [-v]\n");
+		"             [--backing-mib N] [--cache-kib N] [--trace DEV:SECTOR] [-v]\n");
 	exit(2);
 }
 
@@ -551,6 +562,7 @@ int main(int argc, char **argv)
 		{ "crash", 0, NULL, 'c' }, { "errors", 1, NULL, 'e' },
 		{ "block-size", 1, NULL, 'b' }, { "backing-mib", 1, NULL, 'B' },
 		{ "cache-kib", 1, NULL, 'C' }, { "verbose", 0, NULL, 'v' },
+		{ "trace", 1, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct run run;
@@ -564,10 +576,11 @@ int main(int argc, char **argv)
 	struct harness *h = &r->h;
 	struct vc_stats st;
 	u64 i, t0;
-	int c, ret;
+	int c, ret, trace_dev = 0;
+	long long trace_sector = -1;
 
 	r->ops = 200000;
-	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:v", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:vT:", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
 		case 'n': r->ops = strtoull(optarg, NULL, 0); break;
@@ -578,6 +591,11 @@ int main(int argc, char **argv)
 		case 'B': o.backing_sectors = strtoull(optarg, NULL, 0) * 2048; break;
 		case 'C': o.cache_sectors = strtoull(optarg, NULL, 0) * 2; break;
 		case 'v': o.verbose++; break;
+		case 'T':
+			if (sscanf(optarg, "%d:%lld", &trace_dev,
+				   &trace_sector) != 2)
+				usage();
+			break;
 		case 'e':
 			if (!strcmp(optarg, "none")) r->errors = ERR_NONE;
 			else if (!strcmp(optarg, "cache")) r->errors = ERR_CACHE;
@@ -604,6 +622,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "model: bad options (%d)\n", ret);
 		return 2;
 	}
+	h->trace_dev = trace_dev;
+	h->trace_sector = trace_sector;
+	if (trace_sector >= 0 && trace_dev < (int)o.ndev)
+		simdev_trace(h->dev[trace_dev].sd, trace_sector);
 	h->cfg.mode = VC_MODE_WB;
 	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 5000;
 	ret = h_create(h);
@@ -625,8 +647,11 @@ int main(int argc, char **argv)
 		else if (x < 94000)
 			op_seq(r);
 		else if (x < 97500) {
+			int d = pick_dev(r);
+
 			wait_slot(r);
-			host_op(r, VC_OP_FLUSH, 0, 0, 0, 0, 0);
+			if (d >= 0)
+				host_op(r, VC_OP_FLUSH, 0, d, 0, 0, 0);
 		} else if (x < 98200)
 			op_mode(r);
 		else if (x < 98500)

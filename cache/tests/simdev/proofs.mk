@@ -103,6 +103,10 @@ $(U)/model: $(call objs_of,plain,$(PT)/cache/tests/model/model.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
 
+$(U)/test_regress: $(call objs_of,plain,$(PT)/cache/tests/model/test_regress.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
 $(U)/crash: $(call objs_of,plain,$(PT)/cache/tests/crash/crash.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
@@ -139,6 +143,7 @@ $(PB)/asan/fuzz-load-standalone: $(call FUZZ_COMMON,asan) \
 	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
 
 PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
+	$(U)/test_regress \
 	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/tsan/stress \
 	$(PB)/asan/stress
 
@@ -161,7 +166,8 @@ proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev
 	$(call prun,unit-pidlist,$(U)/test_pidlist)
 	$(call prun,unit-simdev,$(U)/test_simdev)
 
-model-check: $(U)/model $(PB)/asan/model
+model-check: $(U)/model $(PB)/asan/model $(U)/test_regress
+	$(call prun,engine-regressions,$(U)/test_regress)
 	$(call prun,model-inline,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS))
 	$(call prun,model-queued,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued)
 	$(call prun,model-crash,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --crash)

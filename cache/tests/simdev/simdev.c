@@ -76,7 +76,25 @@ struct simdev {
 	u32 rand_mask, rand_ppm;
 	int rand_err;
 	struct simdev_stats st;
+	s64 trace;			/* sector to trace, -1 none */
 };
+
+static const char *const op_names[] = { "READ", "WRITE", "FLUSH", "DISCARD" };
+
+static void trace_io(struct simdev *d, const struct vc_dev_io *io,
+		     const char *what, int err)
+{
+	u64 end = io->sector + io->len / SECT;
+
+	if (d->trace < 0 || io->op > VC_DEV_DISCARD)
+		return;
+	if (io->op != VC_DEV_FLUSH &&
+	    ((u64)d->trace < io->sector || (u64)d->trace >= end))
+		return;
+	fprintf(stderr, "simdev %s: %s %s sector %llu len %u flags %#x err %d\n",
+		d->dev.name, what, op_names[io->op],
+		(unsigned long long)io->sector, io->len, io->flags, err);
+}
 
 static u64 splitmix64(u64 *x)
 {
@@ -340,6 +358,7 @@ static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 
 	pthread_mutex_lock(&p->lock);
 	err = submit_checks(d, io);
+	trace_io(d, io, "submit", err);
 	if (!err)
 		account(d, io);
 	else
@@ -367,24 +386,71 @@ static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 
 static const struct vc_dev_ops simdev_ops = { .submit = submit };
 
-/* Complete one queued I/O chosen at random; p->lock held on entry and exit. */
-static void complete_one(struct simdev_power *p)
+/* Complete queued I/O number @i; p->lock held on entry and exit. */
+static void complete_at(struct simdev_power *p, size_t i)
 {
-	size_t i = splitmix64(&p->rng) % p->nq;
 	struct pending e = p->q[i];
 
-	p->q[i] = p->q[--p->nq];
+	/* keep submission order of the rest (directed tests rely on it) */
+	memmove(&p->q[i], &p->q[i + 1], (p->nq - i - 1) * sizeof(*p->q));
+	p->nq--;
 	if (p->cut && !e.err)
 		e.err = -EIO;
 	if (!e.err)
 		apply(e.d, e.io, e.flush_snap);
 	else if (p->cut)
 		e.d->st.errors++;
+	trace_io(e.d, e.io, "complete", e.err);
 	pthread_mutex_unlock(&p->lock);
 	e.io->end_io(e.io, e.err);
 	pthread_mutex_lock(&p->lock);
 	p->inflight--;
 	pthread_cond_broadcast(&p->cond);
+}
+
+/* Complete one queued I/O chosen at random. */
+static void complete_one(struct simdev_power *p)
+{
+	complete_at(p, splitmix64(&p->rng) % p->nq);
+}
+
+static bool matches(const struct pending *e, struct simdev *d, int op)
+{
+	return (!d || e->d == d) && (op < 0 || e->io->op == op);
+}
+
+unsigned int simdev_complete_match(struct simdev_power *p, struct simdev *d,
+				   int op, bool newest)
+{
+	size_t i, n;
+	unsigned int done = 0;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->nq;
+	for (i = 0; i < n; i++) {
+		size_t j = newest ? n - 1 - i : i;
+
+		if (matches(&p->q[j], d, op)) {
+			complete_at(p, j);
+			done = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return done;
+}
+
+unsigned int simdev_pending(struct simdev_power *p, struct simdev *d, int op)
+{
+	unsigned int n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->nq; i++)
+		if (matches(&p->q[i], d, op))
+			n++;
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 static void *completion_thread(void *arg)
@@ -552,6 +618,7 @@ struct simdev *simdev_new(const struct simdev_config *cfg)
 	}
 	d->cut_mode = cfg->cut_mode;
 	d->seed = cfg->seed;
+	d->trace = -1;
 	d->rng = cfg->seed ^ 0x5deece66dULL;
 	d->dev.ops = &simdev_ops;
 	d->dev.priv = d;
@@ -609,6 +676,13 @@ struct simdev *simdev_of(struct vc_dev *dev)
 struct simdev_power *simdev_power_of(struct simdev *d)
 {
 	return d->p;
+}
+
+void simdev_trace(struct simdev *d, s64 sector)
+{
+	pthread_mutex_lock(&d->p->lock);
+	d->trace = sector;
+	pthread_mutex_unlock(&d->p->lock);
 }
 
 void simdev_set_cut_mode(struct simdev *d, enum simdev_cut_mode mode)

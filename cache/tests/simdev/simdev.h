@@ -85,6 +85,15 @@ unsigned int simdev_power_inflight(struct simdev_power *p);
  * in seeded random order; returns how many were completed.
  */
 unsigned int simdev_complete(struct simdev_power *p, unsigned int max);
+/*
+ * Queued model, directed: complete the oldest (or newest) pending I/O of
+ * device @d (NULL: any) with op @op (< 0: any).  Returns 1 if one was
+ * completed, 0 if none matched.  For tests that need one precise order.
+ */
+unsigned int simdev_complete_match(struct simdev_power *p, struct simdev *d,
+				   int op, bool newest);
+/* Pending I/Os of @d (NULL: any) with op @op (< 0: any). */
+unsigned int simdev_pending(struct simdev_power *p, struct simdev *d, int op);
 /* Wait until nothing is in flight (threaded model; others: completes). */
 void simdev_drain(struct simdev_power *p);
 
@@ -103,6 +112,8 @@ struct vc_dev *simdev_dev(struct simdev *d);
 struct simdev *simdev_of(struct vc_dev *dev);
 struct simdev_power *simdev_power_of(struct simdev *d);
 void simdev_set_cut_mode(struct simdev *d, enum simdev_cut_mode mode);
+/* Log (stderr) every I/O covering @sector (< 0: stop), and every FLUSH. */
+void simdev_trace(struct simdev *d, s64 sector);
 
 /* What a reader sees now / what survives a DROP_ALL cut, without I/O. */
 void simdev_peek(struct simdev *d, u64 sector, void *dst, u32 len);
