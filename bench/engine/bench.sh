@@ -22,7 +22,7 @@ for d in zipf:0.9 zipf:1.1 zipf:1.2 pareto:0.9; do
 	f="$OUT/$(echo "$d" | tr : _).iolog"
 	"$SIM" gen -d "$d" -n "$BLOCKS" -r "$REQS" -R 80 -S 1 -o "$f"
 	"$SIM" --json --sizes "$CACHE_BYTES" --policies fifo,lru,lru+admit \
-		--modes wb "$f" >"$f.json"
+		--modes wb,wt "$f" >"$f.json"
 done
 
 # CPU per read hit: callgrind counts only inside hit_loop().

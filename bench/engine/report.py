@@ -37,12 +37,13 @@ def main():
     print(f"vcache engine benchmark: {a.requests} requests of 4 KiB "
           f"(80% reads, seed 1) over {a.blocks} blocks "
           f"({a.blocks * 4096 >> 20} MiB of data);")
-    print(f"cache {a.cache_bytes >> 20} MiB = 10% of the data, write-back, "
+    print(f"cache {a.cache_bytes >> 20} MiB = 10% of the data, write-back (wb) and "
+          "write-through (wt), "
           "engine defaults (seq bypass, cleaning)")
     print()
-    hdr = (f"{'trace':<11} {'policy':<10} {'hit%':>6} {'read%':>6} "
-           f"{'OPT%':>6} {'OPT-b%':>6} {'OPT-hit':>7} "
-           f"{'flashW/IO':>9} {'dataW/IO':>8} {'bkIO/IO':>7}")
+    hdr = (f"{'trace':<11} {'policy':<10} {'mode':<4} {'hit%':>6} "
+           f"{'read%':>6} {'OPT%':>6} {'OPT-b%':>6} {'hit-OPT':>7} "
+           f"{'byp%':>6} {'flashW/IO':>9} {'dataW/IO':>8} {'bkIO/IO':>7}")
     print(hdr)
     print("-" * len(hdr))
     targets = []
@@ -65,12 +66,16 @@ def main():
             dw = (r["flash_bytes_written"] -
                   r["flash_meta_bytes_written"]) / 4096 / ios
             bk = r["backing_ios"] / ios
-            print(f"{label:<11} {r['policy']:<10} {hit:6.2f} {rd:6.2f} "
-                  f"{opt:6.2f} {optb:6.2f} {hit - opt:+7.2f} "
+            byp = pct(r["bypassed_blocks"],
+                      r["read_blocks"] + r["write_blocks"])
+            print(f"{label:<11} {r['policy']:<10} {r['mode']:<4} "
+                  f"{hit:6.2f} {rd:6.2f} "
+                  f"{opt:6.2f} {optb:6.2f} {hit - opt:+7.2f} {byp:6.2f} "
                   f"{fw:9.3f} {dw:8.3f} {bk:7.3f}")
+            bench_mem = r["meta_millibytes_per_block"], r["cache_blocks"]
             if key == "zipf_0.9" and r["policy"] == "lru+admit":
                 targets.append(("LRU+admission within 10 points of OPT "
-                                "on zipf 0.9",
+                                f"on zipf 0.9 ({r['mode']})",
                                 f"{hit:.2f}% vs OPT {opt:.2f}% "
                                 f"(gap {opt - hit:.2f})",
                                 opt - hit <= 10.0))
@@ -78,7 +83,9 @@ def main():
     print("hit%: block hits / block accesses (reads + writes); read%: reads "
           "only;\nOPT%: exact Belady on the same trace, every miss admitted "
           "(writes allocate);\nOPT-b%: Belady that may also decline to "
-          "admit; OPT-hit: hit% - OPT%;\nflashW/IO: 4 KiB flash writes "
+          "admit; hit-OPT: hit% - OPT%;\nbyp%: block accesses the engine "
+          "sent around the cache (admission, no clean victim...);\n"
+          "flashW/IO: 4 KiB flash writes "
           "(data + metadata) per host I/O, dataW/IO: data only;\n"
           "bkIO/IO: backing-device I/Os per host I/O")
     print()
@@ -103,10 +110,15 @@ def main():
                 mem.append((int(m.group(1)), int(m.group(2))))
     print("metadata RAM per cache block: " + ", ".join(
         f"{mb / 1000:.3f} B @ {fmt_blocks(n)}" for n, mb in mem))
-    worst = max(mb for _, mb in mem) / 1000 if mem else float("inf")
-    targets.append(("metadata <= 16 B per block",
-                    f"max {worst:.3f} B over 16K..1G blocks",
-                    worst <= 16.0))
+    print(f"metadata RAM per cache block at the bench's cache size: "
+          f"{bench_mem[0] / 1000:.3f} B @ {fmt_blocks(bench_mem[1])}")
+    big = [mb for n, mb in mem if n * 4096 >= 1 << 30]
+    worst = max(big) / 1000 if big else float("inf")
+    allw = max(mb for _, mb in mem) / 1000 if mem else float("inf")
+    targets.append(("metadata <= 16 B per block (caches >= 1 GiB)",
+                    f"max {worst:.3f} B", worst <= 16.0))
+    targets.append(("metadata <= 16 B per block (any size, 64 MiB up)",
+                    f"max {allw:.3f} B", allw <= 16.0))
     print()
     for name, fig, ok in targets:
         print(f"target: {name}: {fig}: {'MET' if ok else 'MISSED'}")

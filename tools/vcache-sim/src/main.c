@@ -559,6 +559,8 @@ int main(int argc, char **argv)
 			F(discards); F(flushes); F(read_blocks);
 			F(read_hit_blocks); F(write_blocks);
 			F(write_hit_blocks); F(bypassed_blocks);
+			F(bypass_mode); F(bypass_seq); F(bypass_pid);
+			F(bypass_admission); F(bypass_nospace); F(bypass_busy);
 			F(flash_bytes_written); F(flash_meta_bytes_written);
 			F(flash_bytes_read); F(backing_ios);
 			F(backing_read_ios); F(backing_write_ios);
@@ -584,9 +586,9 @@ int main(int argc, char **argv)
 		       vs_fmt_size(ws_bytes, b2, sizeof(b2)), b.nids_rw,
 		       vs_fmt_size(cfg.block_size, b3, sizeof(b3)),
 		       vs_replay_backend());
-		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %8s %8s %22s %7s\n",
+		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %6s %8s %8s %22s %7s\n",
 		       "cache", "policy", "mode", "hit%", "read%", "write%",
-		       "OPT%", "OPTb%", "flashW/IO", "bkIO/IO",
+		       "OPT%", "OPTb%", "byp%", "flashW/IO", "bkIO/IO",
 		       "dirty age max/avg/p99", "age_wb");
 		for (i = 0; i < nruns; i++) {
 			const struct vs_result *r = &runs[i].r;
@@ -617,7 +619,7 @@ int main(int argc, char **argv)
 						   sizeof(b3)));
 			else
 				snprintf(age, sizeof(age), "-");
-			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %8.3f %8.3f %22s %7" PRIu64 "\n",
+			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %6.2f %8.3f %8.3f %22s %7" PRIu64 "\n",
 			       vs_fmt_size(runs[i].cache_bytes, b4,
 					   sizeof(b4)),
 			       vs_policy_names[runs[i].pol],
@@ -629,6 +631,8 @@ int main(int argc, char **argv)
 			       vs_hit_pct(r->write_hit_blocks,
 					  r->write_blocks),
 			       ob, obb,
+			       vs_hit_pct(r->bypassed_blocks,
+					  r->read_blocks + r->write_blocks),
 			       r->host_ios ? (double)r->flash_bytes_written /
 					     cfg.block_size /
 					     (double)r->host_ios : 0.0,
@@ -652,7 +656,8 @@ int main(int argc, char **argv)
 						  sm[i].fifo.write_acc));
 		}
 		printf("\nhit%%: cache-block hits / block accesses (reads and writes); OPT%%: Belady, every miss admitted;\n"
-		       "OPTb%%: Belady with optional admission; flashW/IO: blocks written to flash per host I/O;\n"
+		       "OPTb%%: Belady with optional admission; byp%%: block accesses sent around the cache;\n"
+		       "flashW/IO: blocks written to flash per host I/O;\n"
 		       "bkIO/IO: backing-device I/Os per host I/O; age_wb: blocks cleaned by the flush period\n");
 	}
 	free(sm);

@@ -638,6 +638,12 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->write_blocks = st.write_hits + st.write_misses;
 	for (k = 0; k < VC_NR_BYPASS; k++)
 		res->bypassed_blocks += st.bypass[k];
+	res->bypass_mode = st.bypass[VC_BYP_MODE];
+	res->bypass_seq = st.bypass[VC_BYP_SEQ];
+	res->bypass_pid = st.bypass[VC_BYP_PID];
+	res->bypass_admission = st.bypass[VC_BYP_ADMISSION];
+	res->bypass_nospace = st.bypass[VC_BYP_NOSPACE];
+	res->bypass_busy = st.bypass[VC_BYP_BUSY];
 	res->flash_bytes_written = s->flash.bytes_written;
 	res->flash_meta_bytes_written = s->flash.meta_bytes_written;
 	res->flash_bytes_read = s->flash.bytes_read;

@@ -46,7 +46,9 @@ struct vs_result {
 	uint64_t reads, writes, discards, flushes;
 	uint64_t read_blocks, read_hit_blocks;
 	uint64_t write_blocks, write_hit_blocks;
-	uint64_t bypassed_blocks;
+	uint64_t bypassed_blocks;	/* all reasons, per cache block */
+	uint64_t bypass_mode, bypass_seq, bypass_pid, bypass_admission;
+	uint64_t bypass_nospace, bypass_busy;
 	/* devices, as seen by the simulated devices */
 	uint64_t flash_bytes_written;	/* data and metadata */
 	uint64_t flash_meta_bytes_written;
