@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Persistence: clean shutdown and crash recovery, the on-flash format,
+ * and the loader refusing corrupt or foreign metadata.
+ */
+#include "tutil.h"
+
+static void test_crc32c(void **st)
+{
+	(void)st;
+	assert_int_equal(vc_crc32c(~0u, "123456789", 9) ^ ~0u, 0xe3069283u);
+	assert_int_equal(sizeof(struct vc_sb), 512);
+	assert_int_equal(sizeof(struct vc_rec_sector), 512);
+	assert_int_equal(sizeof(struct vc_dev_sector), 512);
+}
+
+static struct vc_cache_config quiet_cfg(void)
+{
+	struct vc_cache_config cfg;
+
+	vc_cache_config_default(&cfg);
+	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
+	cfg.params.v[VC_P_IDLE_MS] = 0;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	return cfg;
+}
+
+static void fill_some(struct tenv *t)
+{
+	u32 i;
+
+	/* 40 dirty blocks, 30 clean ones (read misses) */
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_write_pat(t, i * 5, 1, i + 1, 0), 0);
+	for (i = 0; i < 30; i++)
+		assert_int_equal(t_check_pat(t, 1000 + i, 1, 0), 1);
+}
+
+static void test_clean_shutdown(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.policy = VC_POLICY_FIFO;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 77;
+	t_setup(&t, 256, 4096, true, &cfg);
+	fill_some(&t);
+	assert_int_equal(vc_cache_shutdown(t.c, 0), 0);
+	t.c = NULL;
+	vc_memdev_power_cut(t.cm);	/* shutdown made everything stable */
+	vc_memdev_power_cut(t.bm);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 70);
+	assert_int_equal(s.dirty_blocks, 40);
+	assert_int_equal(s.policy, VC_POLICY_FIFO);
+	assert_int_equal(vc_cache_get_param(t.c, VC_P_DIRTY_HIGH_PCT), 77);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_check_pat(&t, i * 5, 1, i + 1), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.read_hits, 40);
+	t_teardown(&t);
+}
+
+static void test_crash_recovers_exactly_dirty(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	t_setup(&t, 256, 4096, true, &cfg);
+	fill_some(&t);
+	/* clean 10 of them with a per-range flush: write then flush */
+	for (i = 0; i < 10; i++)
+		assert_int_equal(t_write_pat(&t, 2000 + i, 1, 9, 0), 0);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	for (i = 0; i < 5; i++)	/* and 5 new dirty ones */
+		assert_int_equal(t_write_pat(&t, 3000 + i, 1, 3, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	assert_int_equal(s.valid_blocks, 5);	/* clean records not trusted */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(t_check_pat(&t, 3000 + i, 1, 3), 0);
+	for (i = 0; i < 40; i++)	/* written back before the crash */
+		assert_int_equal(t_check_pat(&t, i * 5, 1, i + 1), 0);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(t_check_pat(&t, 2000 + i, 1, 9), 0);
+	/* a second crash right after loading changes nothing */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	t_teardown(&t);
+}
+
+static void test_dirty_kept_for_absent_device(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	char err[128];
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 1, 3, 5, 0), 0);
+	assert_int_equal(vc_cache_shutdown(t.c, 0), 0);
+	assert_int_equal(vc_cache_load(vc_memdev_dev(t.cm), 0, &t.c, err,
+				       sizeof(err)), 0);
+	t_run();
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 3);	/* waiting for hdd0 */
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &t.dev), 0);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &t.dev),
+			 -EEXIST);
+	assert_int_equal(vc_cache_flush(t.c, t.dev, NULL, NULL), 0);
+	assert_true(t_backing_has(&t, 1, 3, 5));
+	t_teardown(&t);
+}
+
+static void test_block_sizes(void **st)
+{
+	u32 bs;
+
+	(void)st;
+	for (bs = 4096; bs <= 65536; bs *= 2) {
+		struct vc_cache_config cfg = quiet_cfg();
+		struct tenv t;
+		struct vc_stats s;
+		u8 *buf = malloc(bs), *rd = malloc(bs);
+		u32 i;
+
+		cfg.block_size = bs;
+		t_setup(&t, 64, 256, true, &cfg);
+		for (i = 0; i < bs; i++)
+			buf[i] = (u8)(i ^ bs);
+		assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 3 * (bs / 512), bs, buf), 0);
+		/* a partial write inside a dirty block */
+		assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 3 * (bs / 512) + 1, 512,
+				      buf + 4096 % bs), 0);
+		memcpy(buf + 512, buf + 4096 % bs, 512);
+		s = t_stats(&t);
+		assert_int_equal(s.block_size, bs);
+		assert_int_equal(s.dirty_blocks, 1);
+		t_crash(&t);
+		assert_int_equal(t_reload(&t), 0);
+		assert_int_equal(t_io(&t, VC_OP_READ, 0, 3 * (bs / 512), bs, rd), 0);
+		assert_memory_equal(buf, rd, bs);
+		t_teardown(&t);
+		free(buf);
+		free(rd);
+	}
+}
+
+static void test_bad_config(void **st)
+{
+	struct vc_memdev *m = vc_memdev_create("f", 4096, false);
+	struct vc_cache_config cfg;
+	struct vc_cache *c;
+
+	(void)st;
+	t_init();
+	vc_cache_config_default(&cfg);
+	cfg.block_size = 8192 + 512;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), -EINVAL);
+	cfg.block_size = 128 * 1024;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), -EINVAL);
+	vc_cache_config_default(&cfg);
+	cfg.nr_blocks = 1000;	/* 4096 sectors hold fewer */
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), -ENOSPC);
+	vc_cache_config_default(&cfg);
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 90;	/* above high */
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), -EINVAL);
+	vc_cache_config_default(&cfg);
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), 0);
+	assert_int_equal(c->nr_blocks, vc_cache_blocks_for(4096, 4096));
+	assert_true(c->data_start + c->nr_blocks * 8 <= 4096);
+	assert_int_equal(vc_cache_set_param(c, VC_P_WB_MAX_INFLIGHT, 0), -EINVAL);
+	assert_int_equal(vc_cache_set_param(c, VC_P_DIRTY_HIGH_PCT, 101), -EINVAL);
+	assert_int_equal(vc_cache_set_param(c, VC_P_DIRTY_HIGH_PCT, 30), -EINVAL);
+	assert_int_equal(vc_cache_set_param(c, VC_P_IDLE_MS, 10), 0);
+	assert_int_equal(vc_param_by_name("idle_ms"), VC_P_IDLE_MS);
+	assert_int_equal(vc_param_by_name("idle"), -ENOENT);
+	assert_int_equal(vc_cache_shutdown(c, 0), 0);
+	vc_memdev_destroy(m);
+}
+
+/* ---- corruption ---- */
+static struct tenv ct;
+
+static void corrupt_setup(void)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+
+	t_setup(&ct, 256, 4096, false, &cfg);
+	fill_some(&ct);
+	t_crash(&ct);
+}
+
+static int load_err(char *err, size_t n)
+{
+	struct vc_cache *c = NULL;
+	int e = vc_cache_load(vc_memdev_dev(ct.cm), 0, &c, err, n);
+
+	if (!e)
+		vc_cache_abandon(c);
+	return e;
+}
+
+static void rd_sector(u64 s, void *buf)
+{
+	vc_memdev_peek(ct.cm, s, buf, 512);
+}
+
+static void wr_sector(u64 s, const void *buf)
+{
+	vc_memdev_poke(ct.cm, s, buf, 512);
+}
+
+static u32 nonce(void)
+{
+	struct vc_sb sb;
+
+	rd_sector(0, &sb);
+	return sb.nonce;
+}
+
+static void fix_rec_crc(struct vc_rec_sector *rs)
+{
+	rs->crc = 0;
+	rs->crc = vc_crc32c(nonce(), rs, sizeof(*rs));
+}
+
+static void fix_sb_crc(struct vc_sb *sb)
+{
+	sb->crc = 0;
+	sb->crc = vc_crc32c(~0u, sb, sizeof(*sb));
+}
+
+static void test_refuse_corrupt(void **st)
+{
+	struct vc_sb sb, orig;
+	struct vc_rec_sector rs, rs0;
+	char err[160];
+	u32 i, j;
+	u64 mds;
+
+	(void)st;
+	corrupt_setup();
+	assert_int_equal(load_err(err, sizeof(err)), 0);
+	rd_sector(0, &orig);
+
+	/* not a vcache device */
+	memset(&sb, 0, sizeof(sb));
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -ENODATA);
+	assert_non_null(strstr(err, "magic"));
+	/* future version */
+	sb = orig;
+	sb.version = 99;
+	fix_sb_crc(&sb);
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EOPNOTSUPP);
+	/* bit flip */
+	sb = orig;
+	sb.nr_blocks ^= 4;
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "checksum"));
+	/* consistent checksum, impossible geometry */
+	sb = orig;
+	sb.nr_blocks = 1ULL << 40;
+	fix_sb_crc(&sb);
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	sb = orig;
+	sb.block_size = 3000;
+	fix_sb_crc(&sb);
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	sb = orig;
+	sb.params[VC_P_WB_MAX_INFLIGHT] = 0;
+	fix_sb_crc(&sb);
+	wr_sector(0, &sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	wr_sector(0, &orig);
+	assert_int_equal(load_err(err, sizeof(err)), 0);
+
+	/* record sector: flipped bit */
+	for (mds = VC_MD_START; mds < VC_MD_START + 5; mds++) {
+		rd_sector(mds, &rs0);
+		for (i = 0; i < VC_RECS_PER_SECTOR; i++)
+			if (rs0.rec[i] & VC_REC_DIRTY)
+				break;
+		if (i < VC_RECS_PER_SECTOR)
+			break;
+	}
+	rs = rs0;
+	rs.rec[3] ^= 1ULL << 20;
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "checksum"));
+	/* a sector from an earlier format (other nonce) */
+	rs = rs0;
+	rs.crc = 0;
+	rs.crc = vc_crc32c(nonce() + 1, &rs, sizeof(rs));
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	/* misplaced sector */
+	rs = rs0;
+	rs.index++;
+	fix_rec_crc(&rs);
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "misplaced"));
+
+	/* find a dirty record to play with */
+	for (i = 0; i < VC_RECS_PER_SECTOR; i++)
+		if (rs0.rec[i] & VC_REC_DIRTY)
+			break;
+	assert_true(i < VC_RECS_PER_SECTOR);
+	/* unknown device */
+	rs = rs0;
+	rs.rec[i] |= 7ULL << VC_REC_DEV_SHIFT;
+	fix_rec_crc(&rs);
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "device"));
+	/* unknown flag */
+	rs = rs0;
+	rs.rec[i] |= 1ULL << 62;
+	fix_rec_crc(&rs);
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	/* beyond the backing device */
+	rs = rs0;
+	rs.rec[i] = (rs.rec[i] & ~VC_REC_BLOCK_MASK) | 5000;
+	fix_rec_crc(&rs);
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	/* the same block cached twice, or in the wrong set */
+	for (j = 0; j < VC_RECS_PER_SECTOR; j++)
+		if (j != i && !(rs0.rec[j] & VC_REC_DIRTY))
+			break;
+	rs = rs0;
+	rs.rec[j] = rs0.rec[i];
+	fix_rec_crc(&rs);
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	wr_sector(mds, &rs0);
+	assert_int_equal(load_err(err, sizeof(err)), 0);
+
+	/* device table */
+	rd_sector(VC_DEVTAB_SECTOR, &rs);
+	((u8 *)&rs)[40] ^= 0x10;
+	wr_sector(VC_DEVTAB_SECTOR, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	t_teardown(&ct);
+}
+
+static void test_reformat_forgets(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 256, 4096, false, &cfg);
+	fill_some(&t);
+	t_crash(&t);
+	cfg.nr_blocks = 256;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(t.cm), &cfg, &t.c), 0);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &t.dev), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	t_teardown(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_clean_shutdown),
+		cmocka_unit_test(test_crash_recovers_exactly_dirty),
+		cmocka_unit_test(test_dirty_kept_for_absent_device),
+		cmocka_unit_test(test_block_sizes),
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_refuse_corrupt),
+		cmocka_unit_test(test_reformat_forgets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
