@@ -131,7 +131,7 @@ static struct card {
 	/* controller */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* dma_active / inflight went down */
-	int enabled, fatal, shutting;
+	atomic_int enabled, fatal;
 	atomic_uint epoch;
 	int dma_active;
 	struct sq sq[MAX_VEC];
@@ -139,8 +139,8 @@ static struct card {
 	struct cmd *work_head, **work_tail;
 	pthread_cond_t work_cond;
 	struct cmd *parked;		/* hung by fault injection */
-	int nparked;
-	int stop;
+	atomic_int nparked;
+	atomic_int stop;
 	int refused_logged;
 
 	/* faults (card.lock) */
@@ -234,7 +234,10 @@ static void regs_init(void)
 {
 	struct vc_regs *r = C.regs;
 
+	uint32_t hb = rd32(&r->heartbeat);	/* monotonic, never reset */
+
 	memset(C.shm, 0, C.o->shm_size);
+	wr32(&r->heartbeat, hb);
 	r->magic = C.o->bad_magic ? 0x4b4e554b4e554b4eULL : VC_CARD_MAGIC;
 	r->version = C.o->bad_version ?
 		((VC_IF_VERSION_MAJOR + 1) << 16) : VC_IF_VERSION;
@@ -1381,15 +1384,17 @@ static void retry_backlogs(int *pending)
 	*pending = 0;
 	for (unsigned q = 0; q < C.nvec; q++) {
 		struct cq *cq = &C.cq[q];
+		int had;
 
-		if (!cq->backlog)
-			continue;
 		pthread_mutex_lock(&cq->lock);
-		cq_drain_backlog(cq, q);
+		had = cq->backlog != NULL;
+		if (had)
+			cq_drain_backlog(cq, q);
 		if (cq->backlog)
 			*pending = 1;
 		pthread_mutex_unlock(&cq->lock);
-		cq_raise(q);
+		if (had)
+			cq_raise(q);
 	}
 }
 
