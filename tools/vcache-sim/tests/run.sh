@@ -123,6 +123,72 @@ else
 	bad e2e_opt_bounds "no output"
 fi
 
+# Reads and writes in write-through: every miss (read or write) is admitted,
+# so the engine must again equal the reference models exactly.
+"$SIM" gen -d zipf:1.1 -n 6000 -r 50000 -R 60 -S 9 -o "$T/wt.iolog"
+if "$SIM" --json --reference --seq-bypass 0 -s 3%,30% -p fifo,lru -m wt \
+	"$T/wt.iolog" >"$T/wt.json" 2>"$T/err"; then
+	pycheck e2e_write_through_vs_reference "$T/wt.json" '
+for r in d["runs"]:
+    s = next(s for s in d["sizes"] if s["cache_bytes"] == r["cache_bytes"])
+    ref = s["ref_lru"] if r["policy"] == "lru" else s["ref_fifo"]
+    assert r["write_blocks"] == ref["write_accesses"] > 0
+    assert r["read_hit_blocks"] == ref["read_hits"], (r, ref)
+    assert r["write_hit_blocks"] == ref["write_hits"], (r, ref)
+    assert r["bypassed_blocks"] == 0
+'
+else
+	bad e2e_write_through_vs_reference "$(cat "$T/err")"
+fi
+
+# Two files in one fio log: two backing devices; trims and syncs pass.
+python3 - "$T/multi.iolog" <<'EOF2'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("fio version 3 iolog\n0 /dev/a add\n0 /dev/b add\n")
+    f.write("0 /dev/a open\n0 /dev/b open\n")
+    t = 0
+    for rnd in range(3):
+        for i in range(200):
+            t += 100
+            dev = "/dev/a" if i % 2 else "/dev/b"
+            f.write(f"{t} {dev} read {(i // 2) * 4096} 4096\n")
+        t += 100
+        f.write(f"{t} /dev/a trim 0 409600\n")
+        t += 100
+        f.write(f"{t} /dev/b sync 0 0\n")
+EOF2
+if "$SIM" --json --reference -s 1M -p lru "$T/multi.iolog" >"$T/multi.json" \
+	2>"$T/err"; then
+	pycheck e2e_two_devices_trim_sync "$T/multi.json" '
+t = d["trace"]
+assert t["devices"] == 2 and t["discards"] == 3 and t["flushes"] == 3, t
+assert t["working_set_blocks"] == 200
+r = d["runs"][0]
+assert r["discards"] == 3 and r["flushes"] == 3 and r["reads"] == 600
+# round 1 misses everything; afterwards /dev/b stays cached while the
+# trim of /dev/a drops its 100 blocks: 2 * 100 hits
+ref = d["sizes"][0]["ref_lru"]
+assert ref["read_hits"] == 200, ref
+assert r["read_hit_blocks"] == 200, r
+assert d["sizes"][0]["opt"]["read_hits"] == 200
+'
+else
+	bad e2e_two_devices_trim_sync "$(cat "$T/err")"
+fi
+
+# Engine parameters by name.
+expect_fail cli_unknown_param "unknown engine parameter 'nope' (known: dirty_high_pct" \
+	"$SIM" -P nope=1 -s 1M "$T/multi.iolog"
+expect_fail cli_param_syntax "--param wants NAME=VALUE" \
+	"$SIM" -P idle_ms -s 1M "$T/multi.iolog"
+if "$SIM" -P idle_ms=0 -P wb_max_inflight=4 -s 1M -p lru "$T/multi.iolog" \
+	>/dev/null 2>"$T/err"; then
+	ok cli_param
+else
+	bad cli_param "$(cat "$T/err")"
+fi
+
 # JSON: well-formed, every figure a non-negative integer in base units.
 "$SIM" gen -d pareto:0.9 -n 4000 -r 30000 -R 70 -S 4 -o "$T/rw.iolog"
 if "$SIM" --json -s 10%,1M -p fifo,lru,lru+admit -m wb,wt "$T/rw.iolog" \
