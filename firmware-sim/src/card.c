@@ -155,7 +155,8 @@ static struct card {
 	size_t hn, hcap;
 	int hstop;
 
-	pthread_t poller, completer, heartbeat, *workers;
+	pthread_t poller, completer, heartbeat, ctl_thread, *workers;
+	atomic_int ctl_stop;
 	atomic_int hb_stop;
 	uint64_t last_saved;
 } C;
@@ -1782,6 +1783,28 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 	return 0;
 }
 
+static void ctl_serve(void);
+
+/*
+ * Control connections get their own thread: a slow client must not delay
+ * noticing QEMU going away, and `stats` must answer while main is busy.
+ */
+static void *ctl_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .fd = C.ctl_fd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) < 0 && errno != EINTR)
+			break;
+		if (atomic_load(&C.ctl_stop))
+			break;
+		if (p.revents & POLLIN)
+			ctl_serve();
+	}
+	return NULL;
+}
+
 static void ctl_serve(void)
 {
 	int fd = accept4(C.ctl_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -2022,6 +2045,11 @@ int card_run(struct fw_opts *o, struct media *m)
 			fw_log("cannot start worker threads");
 			return 1;
 		}
+	if (C.ctl_fd >= 0 &&
+	    pthread_create(&C.ctl_thread, NULL, ctl_main, NULL)) {
+		fw_log("cannot start the control thread");
+		return 1;
+	}
 	fw_log("card ready: socket %s, %u I/O queues (%u vectors), %" PRIu64 " x %u-byte blocks, write buffer %zu MiB, timing %s%s%s",
 	       o->socket_path, o->queues, C.nvec, m->capacity, m->lba_size,
 	       o->wbuf_bytes >> 20, o->tm.nodelay ? "nodelay" : "flash",
@@ -2030,17 +2058,12 @@ int card_run(struct fw_opts *o, struct media *m)
 
 	while (running) {
 		struct pollfd p[4];
-		int np = 0, ci = -1, ki = -1;
+		int np = 0, ci = -1;
 
 		p[np].fd = C.listen_fd;
 		p[np++].events = POLLIN;
 		p[np].fd = C.sig_fd;
 		p[np++].events = POLLIN;
-		if (C.ctl_fd >= 0) {
-			ki = np;
-			p[np].fd = C.ctl_fd;
-			p[np++].events = POLLIN;
-		}
 		if (C.client_fd >= 0) {
 			ci = np;
 			p[np].fd = C.client_fd;
@@ -2079,12 +2102,15 @@ int card_run(struct fw_opts *o, struct media *m)
 				media_sync(m, 1);
 			}
 		}
-		if (ki >= 0 && p[ki].revents)
-			ctl_serve();
 		if (p[0].revents)
 			client_connect();
 	}
 	atomic_store(&C.connected, 0);
+	if (C.ctl_fd >= 0) {
+		atomic_store(&C.ctl_stop, 1);
+		pthread_join(C.ctl_thread, NULL);
+		close(C.ctl_fd);
+	}
 	stop_threads();
 	if (C.client_fd >= 0)
 		ctrl_reset("firmware exiting");
