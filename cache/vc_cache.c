@@ -87,7 +87,8 @@ static int params_check(const u64 *v)
 		if (vc_param_check(i, v[i]))
 			return -EINVAL;
 	if (v[VC_P_DIRTY_LOW_PCT] > v[VC_P_DIRTY_HIGH_PCT] ||
-	    v[VC_P_DIRTY_LOW_BYTES] > v[VC_P_DIRTY_HIGH_BYTES])
+	    (v[VC_P_DIRTY_HIGH_BYTES] &&
+	     v[VC_P_DIRTY_LOW_BYTES] > v[VC_P_DIRTY_HIGH_BYTES]))
 		return -EINVAL;
 	return 0;
 }

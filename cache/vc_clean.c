@@ -75,12 +75,15 @@ static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 	return true;
 }
 
-static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger)
+static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
+		    u32 max)
 {
 	u32 n, si = c->scan_set;
 
 	c->cand_nr = 0;
-	for (n = 0; n < c->nr_sets && c->cand_nr < VC_CLEAN_BATCH; n++) {
+	if (max > VC_CLEAN_BATCH)
+		max = VC_CLEAN_BATCH;
+	for (n = 0; n < c->nr_sets && c->cand_nr < max; n++) {
 		struct vc_set *s = &c->sets[si];
 		u32 i;
 
@@ -97,11 +100,11 @@ static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger)
 			c->cand[c->cand_nr].trigger = trigger;
 			c->cand[c->cand_nr].err = 0;
 			c->cand[c->cand_nr].lost = 0;
-			if (++c->cand_nr >= VC_CLEAN_BATCH)
+			if (++c->cand_nr >= max)
 				break;
 		}
 		vc_spin_unlock(&s->lock);
-		if (c->cand_nr >= VC_CLEAN_BATCH)
+		if (c->cand_nr >= max)
 			break;	/* resume in this set next time */
 		si = si + 1 < c->nr_sets ? si + 1 : 0;
 	}
@@ -528,13 +531,23 @@ void vc_clean_work_fn(vc_work_t *wk)
 		trigger = VC_CLEAN_IDLE;
 	}
 	if (trigger >= 0) {
+		u64 max = VC_CLEAN_BATCH;
+
 		vc_spin_lock(&c->clean_lock);
 		c->batch_active = true;
 		c->batch_trigger = (u32)trigger;
 		c->batch_dev_mask = 0;
 		c->runs_next = c->runs_done = c->runs_inflight = 0;
 		vc_spin_unlock(&c->clean_lock);
-		collect(c, filter, epochs, (u8)trigger);
+		if (trigger == VC_CLEAN_WATERMARK) {
+			/* clean down to the low watermark, not below */
+			u64 low = wm_blocks(c, VC_P_DIRTY_LOW_PCT,
+					    VC_P_DIRTY_LOW_BYTES);
+
+			max = dirty > low ? dirty - low : 1;
+		}
+		collect(c, filter, epochs, (u8)trigger,
+			(u32)vc_min_u64(max, VC_CLEAN_BATCH));
 		if (c->cand_nr) {
 			sort_cand(c->cand, c->cand_nr);
 			build_runs(c, (u8)trigger);

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cleaner: watermark, max dirty age (age_based_write_back), idle drain,
+ * LBA order and merging, in-flight limit, flush on demand (blocking,
+ * background, per device, interrupted), detach.
+ */
+#include "tutil.h"
+
+static struct vc_cache_config cl_cfg(void)
+{
+	struct vc_cache_config cfg;
+
+	vc_cache_config_default(&cfg);
+	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
+	cfg.params.v[VC_P_IDLE_MS] = 0;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 100;
+	return cfg;
+}
+
+static void test_watermark(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 10;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 5;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	for (i = 0; i < 99; i++)
+		t_write_pat(&t, i * 3, 1, i, 0);
+	t_advance_ms(3000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 99);	/* below high: untouched */
+	t_write_pat(&t, 999, 1, 1, 0);		/* 100 = 10% */
+	t_advance_ms(10);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 50);	/* down to low exactly */
+	assert_int_equal(s.cleanings[VC_CLEAN_WATERMARK], 50);
+	t_advance_ms(3000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 50);	/* hysteresis */
+	/* in bytes instead of percent */
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_HIGH_BYTES, 40 * 4096), 0);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_LOW_BYTES, 50 * 4096),
+			 -EINVAL);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_LOW_BYTES, 10 * 4096), 0);
+	t_advance_ms(10);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 10);
+	t_teardown(&t);
+}
+
+static void test_max_age(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 8000;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	for (i = 0; i < 20; i++)
+		t_write_pat(&t, i * 3, 1, i, 0);
+	t_advance_ms(4000);
+	for (i = 0; i < 5; i++)	/* younger ones */
+		t_write_pat(&t, 500 + i * 3, 1, i, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 25);
+	assert_int_equal(s.age_based_write_back, 0);
+	/* the first 20 reach 8 s (+ at most one epoch and a tick) */
+	t_advance_ms(4000 + 2000 + 1000);
+	s = t_stats(&t);
+	assert_true(s.dirty_blocks <= 5);
+	assert_true(s.age_based_write_back >= 20);
+	for (i = 0; i < 20; i++)
+		assert_true(t_backing_has(&t, i * 3, 1, i));
+	t_advance_ms(8000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.age_based_write_back, 25);
+	assert_int_equal(s.cleanings[VC_CLEAN_AGE], 25);
+	t_teardown(&t);
+}
+
+static void test_idle(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_IDLE_MS] = 3000;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	for (i = 0; i < 30; i++)
+		t_write_pat(&t, i * 3, 1, i, 0);
+	t_check_pat(&t, 4000, 1, 0);	/* a miss: backing busy now */
+	t_advance_ms(2000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 30);
+	t_advance_ms(2000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.cleanings[VC_CLEAN_IDLE], 30);
+	t_teardown(&t);
+}
+
+/* Record backing writes through the memdev's fail hook. */
+struct wlog {
+	u64 sector[4096];
+	u32 len[4096];
+	u32 n;
+};
+
+static int log_writes(void *ctx, const struct vc_dev_io *io)
+{
+	struct wlog *l = ctx;
+
+	if (io->op == VC_DEV_WRITE && l->n < 4096) {
+		l->sector[l->n] = io->sector;
+		l->len[l->n++] = io->len;
+	}
+	return 0;
+}
+
+static void test_merge_and_order(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	static struct wlog l;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 64;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	/* 40 adjacent blocks written in scattered order + 20 isolated ones */
+	for (i = 0; i < 40; i++)
+		t_write_pat(&t, 100 + (i * 7) % 40, 1, 5, 0);
+	for (i = 0; i < 20; i++)
+		t_write_pat(&t, 3000 - i * 10, 1, 6, 0);
+	memset(&l, 0, sizeof(l));
+	vc_memdev_set_fail(t.bm, log_writes, &l);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	s = t_stats(&t);
+	/* 40 blocks in 64 KiB I/Os = 3 runs (16+16+8), 20 single ones */
+	assert_int_equal(s.wb_ios, 23);
+	assert_int_equal(l.n, 23);
+	for (i = 1; i < l.n; i++)
+		assert_true(l.sector[i] > l.sector[i - 1]);	/* LBA order */
+	assert_int_equal(l.len[0], 64 * 1024);
+	assert_true(t_backing_has(&t, 100, 40, 5));
+	t_teardown(&t);
+}
+
+/* ---- a queued backing device: I/O completes when the test says so ---- */
+struct qdev {
+	struct vc_dev dev;
+	struct vc_dev *under;
+	struct vc_dev_io *q[4096];
+	u32 n, max_writes_inflight;
+};
+
+static void q_submit(struct vc_dev *d, struct vc_dev_io *io)
+{
+	struct qdev *q = d->priv;
+	u32 i, w = 0;
+
+	q->q[q->n++] = io;
+	for (i = 0; i < q->n; i++)
+		if (q->q[i]->op == VC_DEV_WRITE)
+			w++;
+	if (w > q->max_writes_inflight)
+		q->max_writes_inflight = w;
+}
+
+static const struct vc_dev_ops q_ops = { .submit = q_submit };
+
+struct fwd {
+	struct vc_dev_io io;
+	struct vc_dev_io *orig;
+};
+
+static void fwd_end(struct vc_dev_io *io, int err)
+{
+	struct fwd *f = (struct fwd *)io;
+	struct vc_dev_io *o = f->orig;
+
+	free(f);
+	o->end_io(o, err);
+}
+
+/* Complete the oldest queued I/O; false if none. */
+static bool q_pump_one(struct qdev *q)
+{
+	struct vc_dev_io *io;
+	struct fwd *f;
+
+	if (!q->n)
+		return false;
+	io = q->q[0];
+	memmove(q->q, q->q + 1, --q->n * sizeof(q->q[0]));
+	f = calloc(1, sizeof(*f));
+	f->io = *io;
+	f->io.dev = q->under;
+	f->io.end_io = fwd_end;
+	f->orig = io;
+	vc_dev_submit(&f->io);
+	return true;
+}
+
+static bool q_pump(void *ctx)
+{
+	struct qdev *q = ctx;
+	bool did = q_pump_one(q);
+
+	t_now_ns += 50000000ULL;	/* 50 ms per step */
+	return vc_posix_run_work() > 0 || did;
+}
+
+static void q_setup(struct tenv *t, struct qdev *q, struct vc_cache_config *cfg)
+{
+	t_setup(t, 1000, 8192, false, cfg);
+	memset(q, 0, sizeof(*q));
+	q->dev.ops = &q_ops;
+	q->dev.priv = q;
+	q->dev.nr_sectors = t->back_sectors;
+	q->under = vc_memdev_dev(t->bm);
+	strcpy(q->dev.name, "qdev");
+	assert_int_equal(vc_cache_detach(t->c, t->dev, 0), 0);
+	assert_int_equal(vc_cache_attach(t->c, &q->dev, "q0", &t->dev), 0);
+}
+
+static int progress_calls;
+static int progress_stop_at;
+
+static int progress(void *arg, const struct vc_flush_progress *p)
+{
+	(void)arg;
+	progress_calls++;
+	assert_true(p->done <= p->target);
+	return progress_stop_at && progress_calls >= progress_stop_at;
+}
+
+static void write_q(struct tenv *t, struct qdev *q, u64 blk, u32 seed)
+{
+	char buf[4096];
+	struct vc_host_io h;
+	int done = 0;
+
+	(void)q;
+	t_fill(buf, blk, 1, seed);
+	/* WB write hits only the cache device: completes inline */
+	assert_int_equal(t_io(t, VC_OP_WRITE, 0, blk * T_BSEC, 4096, buf), 0);
+	(void)h;
+	(void)done;
+}
+
+static void test_inflight_limit_and_flush(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct vc_flush_progress p;
+	struct tenv t;
+	struct qdev q;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_WB_MAX_INFLIGHT] = 4;
+	q_setup(&t, &q, &cfg);
+	for (i = 0; i < 100; i++)
+		write_q(&t, &q, i * 3, i);
+	vc_posix_set_pump(q_pump, &q);
+	progress_calls = 0;
+	progress_stop_at = 0;
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, progress, NULL), 0);
+	assert_true(q.max_writes_inflight <= 4);
+	assert_true(q.max_writes_inflight >= 2);
+	assert_true(progress_calls >= 2);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_false(p.running);
+	assert_int_equal(p.target, 100);
+	assert_int_equal(p.done, 100);
+
+	/* interrupted by the progress callback */
+	for (i = 0; i < 100; i++)
+		write_q(&t, &q, i * 3, i + 1);
+	progress_calls = 0;
+	progress_stop_at = 2;
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, progress, NULL), -EINTR);
+	s = t_stats(&t);
+	assert_true(s.dirty_blocks > 0);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_false(p.running);
+	assert_int_equal(p.result, -EINTR);
+	/* and then to the end */
+	progress_stop_at = 0;
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	while (q.n)
+		q_pump(&q);
+	vc_posix_set_pump(NULL, NULL);
+	t_teardown(&t);
+}
+
+static int bg_result = 99;
+
+static void bg_done(void *arg, int result)
+{
+	(void)arg;
+	bg_result = result;
+}
+
+static void test_background_flush(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct vc_flush_progress p;
+	struct tenv t;
+	struct qdev q;
+	u32 i;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	for (i = 0; i < 50; i++)
+		write_q(&t, &q, i * 3, i);
+	bg_result = 99;
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, bg_done, NULL), 0);
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, bg_done, NULL), -EBUSY);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_true(p.running);
+	assert_int_equal(p.target, 50);
+	/* I/O goes on meanwhile: a read hit */
+	assert_int_equal(t_check_pat(&t, 3, 1, 1), 0);
+	while (bg_result == 99)
+		assert_true(q_pump(&q));
+	assert_int_equal(bg_result, 0);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_false(p.running);
+	assert_int_equal(p.done, 50);
+	for (i = 0; i < 50; i++)
+		assert_true(t_backing_has(&t, i * 3, 1, i));
+	/* cancel */
+	for (i = 0; i < 50; i++)
+		write_q(&t, &q, i * 3, i + 7);
+	bg_result = 99;
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, bg_done, NULL), 0);
+	vc_cache_flush_cancel(t.c);
+	assert_int_equal(bg_result, -EINTR);
+	while (q.n)
+		q_pump(&q);
+	t_teardown(&t);
+}
+
+static void test_per_device_flush_and_detach(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_memdev *b2;
+	struct vc_stats s;
+	u32 id2, i, saved;
+
+	(void)st;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	b2 = vc_memdev_create("hdd1", 8192 * 8, false);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(b2), "hdd1", &id2), 0);
+	assert_int_equal(id2, 1);
+	for (i = 0; i < 10; i++)
+		t_write_pat(&t, i * 3, 1, i, 0);
+	saved = t.dev;
+	t.dev = id2;
+	for (i = 0; i < 7; i++)
+		t_write_pat(&t, i * 3, 1, 50 + i, 0);
+	t.dev = saved;
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 17);
+	assert_int_equal(vc_cache_flush(t.c, id2, NULL, NULL), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 10);	/* hdd0 untouched */
+	assert_int_equal(vc_cache_flush(t.c, 9, NULL, NULL), -ENODEV);
+	/* detach hdd0: writes back first */
+	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.valid_blocks, 7);
+	for (i = 0; i < 10; i++)
+		assert_true(t_backing_has(&t, i * 3, 1, i));
+	/* forced detach drops dirty data (counted) */
+	t.dev = id2;
+	t_write_pat(&t, 100, 1, 1, 0);
+	assert_int_equal(vc_cache_detach(t.c, id2, VC_DETACH_FORCE), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.lost_blocks, 1);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(vc_cache_detach(t.c, id2, 0), -ENODEV);
+	/* the slots are free again, and survive a crash as free */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t.dev, 0);
+	t_teardown(&t);
+	vc_memdev_destroy(b2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_watermark),
+		cmocka_unit_test(test_max_age),
+		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_merge_and_order),
+		cmocka_unit_test(test_inflight_limit_and_flush),
+		cmocka_unit_test(test_background_flush),
+		cmocka_unit_test(test_per_device_flush_and_detach),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
