@@ -569,7 +569,9 @@ int main(int argc, char **argv)
 			F(cleaned_unknown); F(evictions); F(not_admitted); F(clean_watermark); F(clean_age);
 			F(clean_idle); F(clean_demand); F(dirty_age_max_ns);
 			F(dirty_age_sum_ns); F(dirty_age_p99_ns);
-			F(dirty_at_end); F(meta_millibytes_per_block);
+			F(dirty_at_end); F(dirty_oldest_at_end_ns);
+			F(shadow_dirty_at_end);
+			F(meta_millibytes_per_block);
 			F(mem_bytes);
 			F(virtual_ns);
 #undef F

@@ -617,6 +617,11 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	vc_cache_get_stats(s->cache, &st);
 	res->dirty_at_end = st.dirty_blocks;
 	res->virtual_ns = s->now - CLOCK_BASE_NS;
+	res->shadow_dirty_at_end = s->dirty.n;
+	for (i = 0; i <= s->dirty.mask; i++)
+		if (s->dirty.key[i] &&
+		    s->now - s->dirty.val[i] > res->dirty_oldest_at_end_ns)
+			res->dirty_oldest_at_end_ns = s->now - s->dirty.val[i];
 	if (c->drain_at_end) {
 		e = vc_cache_flush(s->cache, VC_DEV_ID_ALL, NULL, NULL);
 		if (e) {

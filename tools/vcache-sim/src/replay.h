@@ -65,6 +65,8 @@ struct vs_result {
 	uint64_t dirty_age_p99_ns;
 	uint64_t cleaned_unknown;	/* cleaned, dirty time not seen */
 	uint64_t dirty_at_end;		/* dirty blocks when the trace ended */
+	uint64_t dirty_oldest_at_end_ns;	/* age of the oldest of them */
+	uint64_t shadow_dirty_at_end;	/* the simulator's own count */
 	/* engine */
 	uint64_t meta_millibytes_per_block;	/* RAM metadata, 1/1000 B */
 	uint64_t mem_bytes;		/* RAM metadata, total */

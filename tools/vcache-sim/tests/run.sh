@@ -209,6 +209,9 @@ for r in d["runs"]:
     assert r["reads"] + r["writes"] == 30000
     assert r["read_hit_blocks"] <= r["read_blocks"]
     assert r["flash_bytes_written"] % 512 == 0
+    # the simulator tracks dirty blocks on its own: it must agree
+    assert r["shadow_dirty_at_end"] == r["dirty_at_end"], r
+    assert r["cleaned_unknown"] == 0, r
     if r["mode"] == "wt":
         assert r["cleaned_blocks"] == 0 and r["dirty_at_end"] == 0, r
         # write-through: every host write reaches the backing device
