@@ -177,6 +177,19 @@ else
 	bad e2e_two_devices_trim_sync "$(cat "$T/err")"
 fi
 
+# A trace on standard input gives the same figures as from the file.
+if "$SIM" --json -s 1M -p lru - <"$T/multi.iolog" >"$T/stdin.json" 2>"$T/err"
+then
+	pycheck stdin_trace "$T/stdin.json" '
+f = json.load(open(sys.argv[1].replace("stdin.json", "multi.json")))
+assert d["trace"]["path"] == "-"
+assert d["runs"][0]["read_hit_blocks"] == f["runs"][0]["read_hit_blocks"]
+assert d["runs"][0]["flash_bytes_written"] == f["runs"][0]["flash_bytes_written"]
+'
+else
+	bad stdin_trace "$(cat "$T/err")"
+fi
+
 # Engine parameters by name.
 expect_fail cli_unknown_param "unknown engine parameter 'nope' (known: dirty_high_pct" \
 	"$SIM" -P nope=1 -s 1M "$T/multi.iolog"
