@@ -277,7 +277,7 @@ struct vc_req {
 	u8 kind;
 	u8 fua;
 	u8 hit;			/* first lookup hit */
-	u8 bypass;		/* reason+1 when bypassed */
+	u8 newdirty;		/* this write made the block dirty */
 	u32 blk;		/* cache block (when allocated/hit) */
 	u64 key;
 	u64 sector;		/* backing sector of this piece */

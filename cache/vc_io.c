@@ -479,7 +479,8 @@ static void wb_fallback(struct vc_req *r)
 	bool partial_dirty;
 
 	vc_spin_lock(&s->lock);
-	partial_dirty = (c->words[r->blk] & B_DIRTY) && r->len != c->block_size;
+	partial_dirty = (c->words[r->blk] & B_DIRTY) && !r->newdirty &&
+			r->len != c->block_size;
 	vc_spin_unlock(&s->lock);
 	if (partial_dirty) {
 		vc_stat_add(VC_STAT(c, lost_blocks), 1);
@@ -524,6 +525,7 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 	w = c->words[r->blk];
 	if (!(w & B_DIRTY)) {
 		/* newly dirty: ack once its record is durable */
+		r->newdirty = 1;
 		w |= B_DIRTY | B_FLASHDIRTY;
 		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
 		vc_block_set_word(c, s, r->blk, w);

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Errors: cache read errors (clean: retried on the backing device; dirty:
+ * reported, counted lost), cache write errors (degrade WB -> WT -> PT
+ * without failing the host), backing errors (propagated), metadata write
+ * errors, write-back errors.
+ */
+#include "tutil.h"
+
+struct inj {
+	int op;			/* VC_DEV_* to fail, -1 any */
+	bool meta_only, data_only;
+	int left;		/* failures to inject, -1 forever */
+	int err;
+	u32 hits;
+};
+
+static int inject(void *ctx, const struct vc_dev_io *io)
+{
+	struct inj *f = ctx;
+
+	if (!f->left)
+		return 0;
+	if (f->op >= 0 && io->op != f->op)
+		return 0;
+	if (f->meta_only && !(io->flags & VC_DEV_META))
+		return 0;
+	if (f->data_only && (io->flags & VC_DEV_META))
+		return 0;
+	if (f->left > 0)
+		f->left--;
+	f->hits++;
+	return f->err;
+}
+
+static struct vc_cache_config e_cfg(enum vc_mode m)
+{
+	struct vc_cache_config cfg;
+
+	vc_cache_config_default(&cfg);
+	cfg.mode = m;
+	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
+	cfg.params.v[VC_P_IDLE_MS] = 0;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	return cfg;
+}
+
+static void test_cache_read_error_clean(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* clean, cached */
+	vc_memdev_set_fail(t.cm, inject, &f);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);	/* retried on hdd */
+	s = t_stats(&t);
+	assert_int_equal(s.cache_read_errors, 1);
+	assert_int_equal(s.read_retries, 1);
+	assert_int_equal(s.lost_blocks, 0);
+	assert_int_equal(s.valid_blocks, 0);	/* the bad copy is dropped */
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	t_teardown(&t);
+}
+
+static void test_cache_read_error_dirty(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
+	vc_memdev_set_fail(t.cm, inject, &f);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);
+	s = t_stats(&t);
+	assert_int_equal(s.cache_read_errors, 1);
+	assert_int_equal(s.lost_blocks, 1);
+	assert_int_equal(s.dirty_blocks, 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	t_run();
+	/* dropped durably: not recovered as dirty after a crash */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	t_teardown(&t);
+}
+
+static void test_cache_write_errors_degrade(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	vc_memdev_set_fail(t.cm, inject, &f);
+	/* the host write succeeds: its data went to the backing device */
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);
+	assert_true(t_backing_has(&t, 4, 1, 3));
+	s = t_stats(&t);
+	assert_int_equal(s.cache_write_errors, 1);
+	assert_int_equal(s.degradations, 1);
+	assert_int_equal(vc_cache_get_mode(t.c), VC_MODE_WT);
+	assert_int_equal(vc_cache_get_requested_mode(t.c), VC_MODE_WB);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);
+	/* a second error: pass-through */
+	f.left = 1;
+	assert_int_equal(t_write_pat(&t, 9, 1, 4, 0), 0);
+	assert_true(t_backing_has(&t, 9, 1, 4));
+	assert_int_equal(vc_cache_get_mode(t.c), VC_MODE_PT);
+	s = t_stats(&t);
+	assert_int_equal(s.degradations, 2);
+	assert_int_equal(t_check_pat(&t, 9, 1, 4), 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	/* the administrator re-enables write-back */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WB), 0);
+	assert_int_equal(vc_cache_get_mode(t.c), VC_MODE_WB);
+	t_teardown(&t);
+}
+
+static void test_metadata_write_error(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = 1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, true, &cfg);
+	vc_memdev_set_fail(t.cm, inject, &f);
+	/* dirty record cannot be written: data goes home, host succeeds */
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, VC_IO_FUA), 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	s = t_stats(&t);
+	assert_int_equal(s.degradations, 1);
+	assert_int_equal(s.dirty_blocks, 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);
+	t_teardown(&t);
+}
+
+static void test_backing_errors_propagate(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = -1, .left = -1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	t_write_pat(&t, 1, 1, 1, 0);
+	vc_memdev_set_fail(t.bm, inject, &f);
+	assert_int_equal(t_check_pat(&t, 30, 1, 0), -EIO);	/* miss */
+	assert_int_equal(t_write_pat(&t, 31, 1, 0, 0), -EIO);	/* WT */
+	assert_int_equal(t_check_pat(&t, 1, 1, 1), 0);	/* hit still fine */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), -EIO);
+	s = t_stats(&t);
+	assert_true(s.backing_read_errors >= 1);
+	assert_true(s.backing_write_errors >= 1);
+	assert_int_equal(s.degradations, 0);
+	/* a failed fill leaves nothing cached */
+	assert_int_equal(s.valid_blocks, 1);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	t_teardown(&t);
+}
+
+static void test_writeback_error_keeps_dirty(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	t_write_pat(&t, 1, 2, 1, 0);
+	vc_memdev_set_fail(t.bm, inject, &f);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -EIO);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 2);	/* still ours to write */
+	assert_int_equal(s.lost_blocks, 0);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_true(t_backing_has(&t, 1, 2, 1));
+	t_teardown(&t);
+}
+
+static void test_writeback_read_error_lost(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	t_write_pat(&t, 1, 1, 1, 0);
+	t_write_pat(&t, 10, 1, 1, 0);
+	vc_memdev_set_fail(t.cm, inject, &f);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -EIO);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	s = t_stats(&t);
+	assert_int_equal(s.lost_blocks, 1);
+	assert_int_equal(s.dirty_blocks, 0);
+	t_teardown(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cache_read_error_clean),
+		cmocka_unit_test(test_cache_read_error_dirty),
+		cmocka_unit_test(test_cache_write_errors_degrade),
+		cmocka_unit_test(test_metadata_write_error),
+		cmocka_unit_test(test_backing_errors_propagate),
+		cmocka_unit_test(test_writeback_error_keeps_dirty),
+		cmocka_unit_test(test_writeback_read_error_lost),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
