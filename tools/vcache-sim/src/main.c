@@ -59,6 +59,11 @@ static void usage(FILE *f)
 "      --drain             clean everything after the trace\n"
 "      --backing-size SIZE backing device size (default: end of trace)\n"
 "  -P, --param NAME=VAL    set any engine parameter (sysfs name), last wins\n"
+"      --latency           time device I/O (flash 80/20 us read/write,\n"
+"                          disk 8 ms seek + 150 MB/s, one I/O at a time)\n"
+"      --flash-latency R[,W]  flash read[,write] latency in us\n"
+"      --hdd-seek MS       disk seek + rotation per random I/O\n"
+"      --hdd-mbps N        disk transfer rate\n"
 "  -f, --format FMT        auto, blkparse or iolog (default auto)\n"
 "  -e, --event E           blkparse event to replay: Q, D or C (default Q)\n"
 "      --skip-bad          skip malformed trace lines (default: fail)\n"
@@ -277,7 +282,10 @@ int main(int argc, char **argv)
 	enum {
 		O_HIGH = 256, O_LOW, O_PERIOD, O_SEQ, O_ADMIT, O_DRAIN,
 		O_BACKING, O_SKIP, O_RATE, O_NOOPT, O_REF, O_JSON,
+		O_LAT, O_FLAT, O_SEEK, O_MBPS,
 	};
+	double dv;
+	char *end;
 	char *eq;
 	static const struct option lo[] = {
 		{ "sizes", required_argument, NULL, 's' },
@@ -292,6 +300,10 @@ int main(int argc, char **argv)
 		{ "drain", no_argument, NULL, O_DRAIN },
 		{ "backing-size", required_argument, NULL, O_BACKING },
 		{ "param", required_argument, NULL, 'P' },
+		{ "latency", no_argument, NULL, O_LAT },
+		{ "flash-latency", required_argument, NULL, O_FLAT },
+		{ "hdd-seek", required_argument, NULL, O_SEEK },
+		{ "hdd-mbps", required_argument, NULL, O_MBPS },
 		{ "format", required_argument, NULL, 'f' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "skip-bad", no_argument, NULL, O_SKIP },
@@ -387,6 +399,44 @@ int main(int argc, char **argv)
 			*eq = '\0';
 			cfg.param_name[cfg.nparams] = optarg;
 			cfg.param_value[cfg.nparams++] = v;
+			break;
+		case O_LAT:
+			cfg.latency = true;
+			break;
+		case O_FLAT:
+			/* READ_US[,WRITE_US] */
+			errno = 0;
+			dv = strtod(optarg, &end);
+			if (errno || end == optarg || !(dv > 0) || dv > 1e7)
+				die("flash latency must be READ_US[,WRITE_US] in microseconds");
+			cfg.flash_read_ns = (uint64_t)(dv * 1000);
+			cfg.flash_write_ns = cfg.flash_read_ns;
+			if (*end == ',') {
+				char *w = end + 1;
+
+				dv = strtod(w, &end);
+				if (end == w || !(dv > 0) || dv > 1e7)
+					die("flash latency must be READ_US[,WRITE_US] in microseconds");
+				cfg.flash_write_ns = (uint64_t)(dv * 1000);
+			}
+			if (*end || !cfg.flash_read_ns || !cfg.flash_write_ns)
+				die("flash latency must be READ_US[,WRITE_US] in microseconds");
+			cfg.latency = true;
+			break;
+		case O_SEEK:
+			errno = 0;
+			dv = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(dv >= 0) ||
+			    dv > 1e5)
+				die("disk seek time must be milliseconds (e.g. 8 or 4.5)");
+			cfg.hdd_seek_ns = (uint64_t)(dv * 1e6);
+			cfg.latency = true;
+			break;
+		case O_MBPS:
+			if (vs_parse_uint(optarg, 1, 1000000, &v))
+				die("disk transfer rate must be 1..1000000 MB/s");
+			cfg.hdd_bytes_per_s = v * 1000000;
+			cfg.latency = true;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "auto"))
@@ -573,7 +623,9 @@ int main(int argc, char **argv)
 			F(shadow_dirty_at_end);
 			F(meta_millibytes_per_block);
 			F(mem_bytes);
-			F(virtual_ns);
+			F(virtual_ns); F(read_lat_avg_ns); F(read_lat_p99_ns);
+			F(read_lat_max_ns); F(write_lat_avg_ns);
+			F(write_lat_p99_ns); F(write_lat_max_ns);
 #undef F
 			printf("}");
 		}
@@ -592,6 +644,9 @@ int main(int argc, char **argv)
 		       "cache", "policy", "mode", "hit%", "read%", "write%",
 		       "OPT%", "OPTb%", "byp%", "flashW/IO", "bkIO/IO",
 		       "dirty age max/avg/p99", "age_wb");
+		if (cfg.latency)
+			printf("%-7s %-9s %-4s %24s %24s\n", "", "", "",
+			       "read latency avg/p99", "write latency avg/p99");
 		for (i = 0; i < nruns; i++) {
 			const struct vs_result *r = &runs[i].r;
 			const struct size_models *m = &sm[runs[i].size_idx];
@@ -641,6 +696,18 @@ int main(int argc, char **argv)
 			       r->host_ios ? (double)r->backing_ios /
 					     (double)r->host_ios : 0.0,
 			       age, r->clean_age);
+			if (cfg.latency) {
+				char rl[48], wl[48];
+
+				snprintf(rl, sizeof(rl), "%.3f/%.3f ms",
+					 (double)r->read_lat_avg_ns / 1e6,
+					 (double)r->read_lat_p99_ns / 1e6);
+				snprintf(wl, sizeof(wl), "%.3f/%.3f ms",
+					 (double)r->write_lat_avg_ns / 1e6,
+					 (double)r->write_lat_p99_ns / 1e6);
+				printf("%-7s %-9s %-4s %24s %24s\n", "", "", "",
+				       rl, wl);
+			}
 		}
 		if (ref) {
 			printf("\nreference models (every miss admitted):\n");

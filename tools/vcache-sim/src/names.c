@@ -18,4 +18,8 @@ void vs_cfg_init(struct vs_cfg *c)
 	c->flush_period_s = -1;
 	c->seq_thresh_kib = -1;
 	c->admit_pct = -1;
+	c->flash_read_ns = 80000;
+	c->flash_write_ns = 20000;
+	c->hdd_seek_ns = 8000000;
+	c->hdd_bytes_per_s = 150000000;
 }

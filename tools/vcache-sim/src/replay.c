@@ -4,22 +4,26 @@
  *
  * The engine runs single-threaded and deterministic: posix environment in
  * manual work mode, a virtual clock that follows the trace's timestamps,
- * VC_CFG_NODATA with NULL host buffers, and two simulated devices (flash and
- * backing) that keep no data and complete every I/O inline.  Between two
- * trace records the clock visits every deadline of the engine's deferred
- * work (cleaner ticks, age checks) so time-based cleaning happens when it
- * would have.
+ * VC_CFG_NODATA with NULL host buffers, and two kinds of simulated devices
+ * (flash and backing) that keep no data.  Without a timing model every
+ * device I/O completes inline; with one (struct vs_cfg.latency) device I/Os
+ * complete from an event queue at their virtual completion time.  The
+ * clock visits, in order, every device completion and every deadline of
+ * the engine's deferred work (cleaner ticks, age checks) between two trace
+ * records, so time-based cleaning happens when it would have.
  *
  * What the devices see is what is reported: flash bytes written (data and
  * metadata), backing I/Os.  Dirty ages are measured here, independently of
- * the engine: a host write in write-back mode that did not go to the
- * backing device during its submission makes its blocks dirty (the age
- * starts at the first such write); a backing write that is not the
- * pass-through of the host write being submitted is a cleaning, and ends
- * the dirty life of each block it covers.
+ * the engine.  While a host write is in flight its blocks point to it; a
+ * backing write inside the range of the in-flight host write that owns
+ * its first block is that write's pass-through.  Any other backing write
+ * is a cleaning and ends the dirty life of each block it covers.  When a
+ * host write completes in write-back mode, its blocks that no pass-through
+ * covered are dirty from the time it was submitted (unless already dirty).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,47 +33,80 @@
 
 #include "replay.h"
 
-#define MAX_COVER 64
+#define MAX_COVER 16
+
+/* The virtual clock starts here, not at 0 (a zero time may mean "never"). */
+#define CLOCK_BASE_NS 1000000000ull
+
+struct sim;
 
 struct simdev {
 	struct vc_dev dev;
 	struct sim *sim;
 	bool backing;
 	uint16_t idx;		/* trace device index (backing) */
+	/* timing */
+	uint64_t busy_until;	/* serial device: end of the last I/O */
+	uint64_t next_sector;	/* serial device: where the head is */
+	/* counters */
 	uint64_t reads, writes, flushes, discards;
 	uint64_t bytes_read, bytes_written, meta_bytes_written;
 };
 
-/* dirty-since times, keyed by (device, block); open addressing */
+/* (device, block) -> value, open addressing */
 struct dmap {
 	uint64_t *key;		/* key + 1; 0 = empty */
 	uint64_t *val;
 	size_t mask, n;
 };
 
+/* a device I/O waiting for its virtual completion time */
+struct event {
+	uint64_t t, seq;
+	struct vc_dev_io *io;
+};
+
+struct lat {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t sum, max;
+};
+
 struct sim {
 	uint64_t now;
+	const struct vs_cfg *cfg;
 	struct vc_cache *cache;
 	struct simdev flash;
 	struct simdev bdev[VC_MAX_BACKING];
 	uint32_t bid[VC_MAX_BACKING];
 	uint32_t block_size;
-	/* the host I/O being submitted, for classifying backing writes */
-	bool in_submit;
-	const struct vs_req *cur;
-	uint64_t cover_lo[MAX_COVER], cover_hi[MAX_COVER];
-	unsigned int ncover;
-	bool cover_overflow;
-	/* dirty ages */
+	/* device completions (timing model) */
+	struct event *ev;
+	size_t nev, cap_ev;
+	uint64_t ev_seq;
+	/* host writes in flight: (dev, block) -> struct hio_ctx * */
+	struct dmap inflight;
+	/* dirty blocks: (dev, block) -> time they became dirty */
 	struct dmap dirty;
-	uint64_t *ages;
-	size_t nages, cap_ages;
-	uint64_t age_sum, age_max, cleaned_unknown;
-	/* host completions */
+	struct lat ages;
+	uint64_t cleaned_unknown;
+	/* host I/O */
+	struct lat rlat, wlat;
 	uint64_t outstanding;
 	int first_err;
 	size_t first_err_idx;
 	bool oom;
+};
+
+struct hio_ctx {
+	struct vc_host_io hio;
+	struct sim *sim;
+	const struct vs_req *r;
+	size_t idx;
+	uint64_t submit_ns;
+	unsigned int ncover;
+	bool cover_overflow;
+	uint64_t cover_lo[MAX_COVER], cover_hi[MAX_COVER];
 };
 
 const char *vs_replay_backend(void)
@@ -167,56 +204,184 @@ static bool dmap_take(struct dmap *m, uint64_t key, uint64_t *val)
 	return true;
 }
 
+/* Insert or overwrite. */
+static int dmap_put(struct dmap *m, uint64_t key, uint64_t val)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->mask && dmap_resize(m, (m->mask + 1) * 2))
+		return -1;
+	j = dmap_slot(m, key);
+	if (!m->key[j]) {
+		m->key[j] = key + 1;
+		m->n++;
+	}
+	m->val[j] = val;
+	return 0;
+}
+
+static bool dmap_get(const struct dmap *m, uint64_t key, uint64_t *val)
+{
+	size_t j = dmap_slot(m, key);
+
+	if (!m->key[j])
+		return false;
+	*val = m->val[j];
+	return true;
+}
+
+static void dmap_free(struct dmap *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
 static uint64_t dkey(unsigned int dev, uint64_t blk)
 {
 	return (uint64_t)dev << 56 | blk;
 }
 
-/* -------------------------------------------------------------- devices */
-
-static void record_age(struct sim *s, uint64_t age)
+static void lat_add(struct sim *s, struct lat *l, uint64_t v)
 {
-	if (s->nages == s->cap_ages) {
-		size_t nc = s->cap_ages ? s->cap_ages * 2 : 65536;
-		uint64_t *n = realloc(s->ages, nc * sizeof(*n));
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 65536;
+		uint64_t *n = realloc(l->v, nc * sizeof(*n));
 
 		if (!n) {
 			s->oom = true;
 			return;
 		}
-		s->ages = n;
-		s->cap_ages = nc;
+		l->v = n;
+		l->cap = nc;
 	}
-	s->ages[s->nages++] = age;
-	s->age_sum += age;
-	if (age > s->age_max)
-		s->age_max = age;
+	l->v[l->n++] = v;
+	l->sum += v;
+	if (v > l->max)
+		l->max = v;
 }
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* 99th percentile (nearest rank); sorts l->v */
+static uint64_t lat_p99(struct lat *l)
+{
+	if (!l->n)
+		return 0;
+	qsort(l->v, l->n, sizeof(*l->v), u64_cmp);
+	return l->v[(l->n * 99 + 99) / 100 - 1];
+}
+
+/* -------------------------------------------------------------- devices */
 
 static void backing_write(struct sim *s, struct simdev *d,
 			  const struct vc_dev_io *io)
 {
-	uint64_t lo = io->sector * 512, hi = lo + io->len, blk, since;
+	uint64_t lo = io->sector * 512, hi = lo + io->len, blk, v;
+	struct hio_ctx *h = NULL;
 
-	if (s->in_submit && s->cur && s->cur->op == VS_WRITE &&
-	    s->cur->dev == d->idx && lo >= s->cur->off &&
-	    hi <= s->cur->off + s->cur->len) {
-		/* pass-through of the host write: remember what it covered */
-		if (s->ncover < MAX_COVER) {
-			s->cover_lo[s->ncover] = lo;
-			s->cover_hi[s->ncover++] = hi;
+	if (dmap_get(&s->inflight, dkey(d->idx, lo / s->block_size), &v))
+		h = (struct hio_ctx *)(uintptr_t)v;
+	if (h && lo >= h->r->off && hi <= h->r->off + h->r->len) {
+		/* pass-through of that host write */
+		if (h->ncover < MAX_COVER) {
+			h->cover_lo[h->ncover] = lo;
+			h->cover_hi[h->ncover++] = hi;
 		} else {
-			s->cover_overflow = true;
+			h->cover_overflow = true;
 		}
 		return;
 	}
 	/* a cleaning: every block it covers is clean now */
 	for (blk = lo / s->block_size; blk * s->block_size < hi; blk++) {
-		if (dmap_take(&s->dirty, dkey(d->idx, blk), &since))
-			record_age(s, s->now - since);
+		if (dmap_take(&s->dirty, dkey(d->idx, blk), &v))
+			lat_add(s, &s->ages, s->now - v);
 		else
 			s->cleaned_unknown++;
 	}
+}
+
+static int ev_push(struct sim *s, uint64_t t, struct vc_dev_io *io)
+{
+	struct event e = { t, s->ev_seq++, io };
+	size_t i;
+
+	if (s->nev == s->cap_ev) {
+		size_t nc = s->cap_ev ? s->cap_ev * 2 : 1024;
+		struct event *n = realloc(s->ev, nc * sizeof(*n));
+
+		if (!n)
+			return -1;
+		s->ev = n;
+		s->cap_ev = nc;
+	}
+	for (i = s->nev++; i; ) {
+		size_t p = (i - 1) / 2;
+
+		if (s->ev[p].t < e.t || (s->ev[p].t == e.t && s->ev[p].seq < e.seq))
+			break;
+		s->ev[i] = s->ev[p];
+		i = p;
+	}
+	s->ev[i] = e;
+	return 0;
+}
+
+static struct vc_dev_io *ev_pop(struct sim *s)
+{
+	struct vc_dev_io *io = s->ev[0].io;
+	struct event e = s->ev[--s->nev];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= s->nev)
+			break;
+		if (c + 1 < s->nev && (s->ev[c + 1].t < s->ev[c].t ||
+		    (s->ev[c + 1].t == s->ev[c].t &&
+		     s->ev[c + 1].seq < s->ev[c].seq)))
+			c++;
+		if (e.t < s->ev[c].t || (e.t == s->ev[c].t && e.seq < s->ev[c].seq))
+			break;
+		s->ev[i] = s->ev[c];
+		i = c;
+	}
+	if (s->nev)
+		s->ev[i] = e;
+	return io;
+}
+
+/* When would this I/O complete on device d, submitted now? */
+static uint64_t service_done(struct sim *s, struct simdev *d,
+			     const struct vc_dev_io *io)
+{
+	const struct vs_cfg *c = s->cfg;
+	uint64_t start, t;
+
+	if (!d->backing) {
+		if (io->op == VC_DEV_READ)
+			return s->now + c->flash_read_ns;
+		if (io->op == VC_DEV_WRITE)
+			return s->now + c->flash_write_ns;
+		return s->now;
+	}
+	/* the disk: one I/O at a time, in submission order */
+	start = d->busy_until > s->now ? d->busy_until : s->now;
+	t = 0;
+	if (io->op == VC_DEV_READ || io->op == VC_DEV_WRITE) {
+		if (io->sector != d->next_sector)
+			t += c->hdd_seek_ns;
+		t += (uint64_t)((double)io->len * 1e9 /
+				(double)c->hdd_bytes_per_s);
+		d->next_sector = io->sector + io->len / 512;
+	}
+	d->busy_until = start + t;
+	return d->busy_until;
 }
 
 static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
@@ -253,6 +418,12 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	default:
 		err = -EIO;
 	}
+	if (!err && s->cfg->latency) {
+		if (!ev_push(s, service_done(s, d, io), io))
+			return;
+		s->oom = true;
+		err = -ENOMEM;
+	}
 done:
 	io->end_io(io, err);
 }
@@ -272,72 +443,112 @@ static void dev_init(struct sim *s, struct simdev *d, const char *name,
 	d->idx = idx;
 }
 
-/* --------------------------------------------------------------- engine */
-
-/* The virtual clock starts here, not at 0 (a zero time may mean "never"). */
-#define CLOCK_BASE_NS 1000000000ull
+/* --------------------------------------------------------- event loop */
 
 static u64 sim_clock(void *ctx)
 {
 	return ((struct sim *)ctx)->now;
 }
 
-/* Manual-mode waits (flush, shutdown): run due work, then jump ahead. */
-static bool sim_pump(void *ctx)
+/*
+ * One step: run due work, else move the clock to the earliest of the next
+ * device completion and the next work deadline, and do that.  No later
+ * than limit.  Returns false when there is nothing to do until limit.
+ */
+static bool step(struct sim *s, uint64_t limit)
 {
-	struct sim *s = ctx;
-	u64 next;
+	uint64_t te = s->nev ? s->ev[0].t : UINT64_MAX;
+	uint64_t tw = vc_posix_next_work_ns();
 
-	if (vc_posix_run_work())
+	if (tw <= s->now && vc_posix_run_work())
 		return true;
-	next = vc_posix_next_work_ns();
-	if (next == ~0ULL)
-		return false;
-	if (next > s->now)
-		s->now = next;
-	return vc_posix_run_work() > 0;
+	if (te <= tw && te <= limit) {
+		struct vc_dev_io *io;
+
+		if (te > s->now)
+			s->now = te;
+		io = ev_pop(s);
+		io->end_io(io, 0);
+		return true;
+	}
+	if (tw < te && tw <= limit && tw > s->now) {
+		s->now = tw;
+		return vc_posix_run_work() > 0 || s->nev > 0;
+	}
+	return false;
 }
 
-/* Run every work item due up to time t, visiting each deadline. */
+/* Manual-mode waits (flush, shutdown): make progress, time may jump. */
+static bool sim_pump(void *ctx)
+{
+	return step(ctx, UINT64_MAX);
+}
+
+/* Process everything due up to time t, in time order; then now = t. */
 static void advance_to(struct sim *s, uint64_t t)
 {
-	u64 next;
-
-	while ((next = vc_posix_next_work_ns()) <= t) {
-		if (next > s->now)
-			s->now = next;
-		if (!vc_posix_run_work())
-			break;	/* due but not runnable now: never spin */
-	}
+	while (step(s, t))
+		;
 	if (t > s->now)
 		s->now = t;
 	vc_posix_run_work();
 }
 
-struct hio_ctx {
-	struct vc_host_io hio;
-	struct sim *sim;
-	size_t idx;
-};
+/* ------------------------------------------------------------ host I/O */
 
 static void host_end_io(struct vc_host_io *hio, int err)
 {
 	struct hio_ctx *h = vc_container_of(hio, struct hio_ctx, hio);
 	struct sim *s = h->sim;
+	const struct vs_req *r = h->r;
+	uint64_t blk, v, last;
+	unsigned int i;
 
 	if (err && !s->first_err) {
 		s->first_err = err;
 		s->first_err_idx = h->idx;
 	}
+	if (r->op == VS_READ)
+		lat_add(s, &s->rlat, s->now - h->submit_ns);
+	else if (r->op == VS_WRITE)
+		lat_add(s, &s->wlat, s->now - h->submit_ns);
+	if (r->op == VS_WRITE) {
+		bool wb = !err && !h->cover_overflow &&
+			  vc_cache_get_mode(s->cache) == VC_MODE_WB;
+
+		last = (r->off + r->len - 1) / s->block_size;
+		for (blk = r->off / s->block_size; blk <= last; blk++) {
+			uint64_t key = dkey(r->dev, blk);
+			uint64_t blo = blk * s->block_size;
+			uint64_t bhi = blo + s->block_size;
+			bool covered = false;
+
+			if (dmap_get(&s->inflight, key, &v) &&
+			    v == (uintptr_t)h)
+				dmap_take(&s->inflight, key, &v);
+			if (!wb)
+				continue;
+			if (blo < r->off)
+				blo = r->off;
+			if (bhi > r->off + r->len)
+				bhi = r->off + r->len;
+			for (i = 0; i < h->ncover && !covered; i++)
+				covered = h->cover_lo[i] <= blo &&
+					  h->cover_hi[i] >= bhi;
+			if (!covered &&
+			    dmap_set_new(&s->dirty, key, h->submit_ns))
+				s->oom = true;
+		}
+	} else if (r->op == VS_DISCARD && !err) {
+		/* a discard drops the dirty blocks it covers entirely */
+		uint64_t first = (r->off + s->block_size - 1) / s->block_size;
+
+		for (blk = first; (blk + 1) * s->block_size <= r->off + r->len;
+		     blk++)
+			dmap_take(&s->dirty, dkey(r->dev, blk), &v);
+	}
 	s->outstanding--;
 	free(h);
-}
-
-static int age_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int set_params(struct vc_cache_config *cc, const struct vs_cfg *c,
@@ -394,12 +605,14 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 		      uint32_t id)
 {
 	struct hio_ctx *h = calloc(1, sizeof(*h));
-	uint64_t lo, hi;
+	uint64_t lo, hi, blk;
 
 	if (!h)
 		return -ENOMEM;
 	h->sim = s;
+	h->r = r;
 	h->idx = idx;
+	h->submit_ns = s->now;
 	h->hio.dev_id = id;
 	h->hio.pid = (s32)r->pid;
 	h->hio.tgid = (s32)r->pid;
@@ -430,52 +643,18 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 		h->hio.sector = lo / 512;
 		h->hio.len = (u32)(hi - lo);
 	}
-	s->outstanding++;
-	s->in_submit = true;
-	s->cur = r;
-	s->ncover = 0;
-	s->cover_overflow = false;
-	vc_cache_submit(s->cache, &h->hio);
-	s->in_submit = false;
-	s->cur = NULL;
-	return 0;
-}
-
-/* After a host write: its blocks that did not go to backing are dirty. */
-static int mark_dirty(struct sim *s, const struct vs_req *r)
-{
-	uint64_t blk, last = (r->off + r->len - 1) / s->block_size;
-	unsigned int i;
-
-	if (s->cover_overflow)
-		return 0;
-	for (blk = r->off / s->block_size; blk <= last; blk++) {
-		uint64_t blo = blk * s->block_size, bhi = blo + s->block_size;
-		bool covered = false;
-
-		if (blo < r->off)
-			blo = r->off;
-		if (bhi > r->off + r->len)
-			bhi = r->off + r->len;
-		for (i = 0; i < s->ncover && !covered; i++)
-			covered = s->cover_lo[i] <= blo &&
-				  s->cover_hi[i] >= bhi;
-		if (!covered &&
-		    dmap_set_new(&s->dirty, dkey(r->dev, blk), s->now))
-			return -1;
+	if (r->op == VS_WRITE) {
+		for (blk = r->off / s->block_size;
+		     blk <= (r->off + r->len - 1) / s->block_size; blk++)
+			if (dmap_put(&s->inflight, dkey(r->dev, blk),
+				     (uintptr_t)h)) {
+				free(h);
+				return -ENOMEM;
+			}
 	}
+	s->outstanding++;
+	vc_cache_submit(s->cache, &h->hio);
 	return 0;
-}
-
-/* A discard drops the dirty blocks it covers entirely. */
-static void drop_dirty(struct sim *s, const struct vs_req *r)
-{
-	uint64_t blk, since;
-	uint64_t first = (r->off + s->block_size - 1) / s->block_size;
-	uint64_t end = (r->off + r->len) / s->block_size;
-
-	for (blk = first; blk < end; blk++)
-		dmap_take(&s->dirty, dkey(r->dev, blk), &since);
 }
 
 int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
@@ -496,12 +675,22 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 			 t->ndevs, VC_MAX_BACKING);
 		return -1;
 	}
+	if (c->latency && (!c->hdd_bytes_per_s || !c->flash_read_ns ||
+			   !c->flash_write_ns)) {
+		snprintf(err, errlen, "device timings must be positive");
+		return -1;
+	}
 	s = calloc(1, sizeof(*s));
-	if (!s || dmap_resize(&s->dirty, 1 << 16)) {
-		free(s);
+	if (!s || dmap_resize(&s->dirty, 1 << 16) ||
+	    dmap_resize(&s->inflight, 1 << 10)) {
+		if (s) {
+			dmap_free(&s->dirty);
+			free(s);
+		}
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	s->cfg = c;
 	s->block_size = c->block_size;
 	s->first_err_idx = SIZE_MAX;
 
@@ -540,8 +729,8 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	e = vc_cache_create(&s->flash.dev, &cc, &s->cache);
 	if (e) {
 		snprintf(err, errlen, "engine refused the cache (%" PRIu64
-			 " blocks of %u bytes): error %d", nblocks,
-			 c->block_size, e);
+			 " blocks of %u bytes, parameters as given): error %d",
+			 nblocks, c->block_size, e);
 		goto out_env;
 	}
 	for (d = 0; d < t->ndevs; d++) {
@@ -572,32 +761,30 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 			goto out_cache;
 		}
 	}
+	/* let the metadata writes of create/attach finish, then count */
+	while (s->nev && step(s, UINT64_MAX))
+		;
+	if (s->now < CLOCK_BASE_NS + t->req[0].t_ns)
+		s->now = CLOCK_BASE_NS + t->req[0].t_ns;
 	vc_cache_reset_stats(s->cache);
 	s->flash.writes = s->flash.bytes_written = 0;
 	s->flash.meta_bytes_written = s->flash.reads = 0;
 	s->flash.bytes_read = s->flash.flushes = 0;
+	s->flash.busy_until = 0;
 
 	for (i = 0; i < t->n; i++) {
 		const struct vs_req *r = &t->req[i];
 
 		advance_to(s, CLOCK_BASE_NS + r->t_ns);
 		if (submit_req(s, r, i, s->bid[r->dev])) {
-			snprintf(err, errlen, "out of memory");
-			goto out_cache;
+			s->oom = true;
+			break;
 		}
-		if (r->op == VS_WRITE &&
-		    vc_cache_get_mode(s->cache) == VC_MODE_WB &&
-		    mark_dirty(s, r)) {
-			snprintf(err, errlen, "out of memory");
-			goto out_cache;
-		}
-		if (r->op == VS_DISCARD)
-			drop_dirty(s, r);
 		if (s->first_err || s->oom)
 			break;
 	}
-	/* let every queued completion and due work item run */
-	for (k = 0; s->outstanding && k < 1000000; k++)
+	/* let every in-flight I/O and due work item finish */
+	for (k = 0; s->outstanding && k < 100000000; k++)
 		if (!sim_pump(s))
 			break;
 	if (s->first_err) {
@@ -624,6 +811,8 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 			res->dirty_oldest_at_end_ns = s->now - s->dirty.val[i];
 	if (c->drain_at_end) {
 		e = vc_cache_flush(s->cache, VC_DEV_ID_ALL, NULL, NULL);
+		while (s->nev && step(s, UINT64_MAX))
+			;
 		if (e) {
 			snprintf(err, errlen, "final flush failed: error %d",
 				 e);
@@ -667,13 +856,18 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->clean_idle = st.cleanings[VC_CLEAN_IDLE];
 	res->clean_demand = st.cleanings[VC_CLEAN_FLUSH] +
 			    st.cleanings[VC_CLEAN_MODE];
-	res->cleaned_blocks = s->nages;
+	res->cleaned_blocks = s->ages.n;
 	res->cleaned_unknown = s->cleaned_unknown;
-	res->dirty_age_max_ns = s->age_max;
-	res->dirty_age_sum_ns = s->age_sum;
-	if (s->nages) {
-		qsort(s->ages, s->nages, sizeof(*s->ages), age_cmp);
-		res->dirty_age_p99_ns = s->ages[(s->nages * 99 + 99) / 100 - 1];
+	res->dirty_age_max_ns = s->ages.max;
+	res->dirty_age_sum_ns = s->ages.sum;
+	res->dirty_age_p99_ns = lat_p99(&s->ages);
+	if (c->latency) {
+		res->read_lat_avg_ns = s->rlat.n ? s->rlat.sum / s->rlat.n : 0;
+		res->read_lat_p99_ns = lat_p99(&s->rlat);
+		res->read_lat_max_ns = s->rlat.max;
+		res->write_lat_avg_ns = s->wlat.n ? s->wlat.sum / s->wlat.n : 0;
+		res->write_lat_p99_ns = lat_p99(&s->wlat);
+		res->write_lat_max_ns = s->wlat.max;
 	}
 	res->cache_blocks = st.nr_blocks;
 	res->meta_millibytes_per_block = st.mem_millibytes_per_block;
@@ -682,15 +876,20 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->not_admitted = st.not_admitted;
 	rc = 0;
 out_cache:
-	/* dirty blocks stay where they are: nothing to write back */
+	/* nothing may be in flight when the cache is dropped */
+	while (s->nev && step(s, UINT64_MAX))
+		;
 	vc_cache_abandon(s->cache);
 out_env:
 	vc_posix_set_pump(NULL, NULL);
 	vc_posix_set_clock(NULL, NULL);
 out_free:
-	free(s->dirty.key);
-	free(s->dirty.val);
-	free(s->ages);
+	dmap_free(&s->dirty);
+	dmap_free(&s->inflight);
+	free(s->ages.v);
+	free(s->rlat.v);
+	free(s->wlat.v);
+	free(s->ev);
 	free(s);
 	return rc;
 }

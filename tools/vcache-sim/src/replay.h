@@ -32,6 +32,16 @@ struct vs_cfg {
 	int64_t seq_thresh_kib;		/* -1: default, 0: bypass off */
 	int admit_pct;			/* -1: default (admission fullness) */
 	bool drain_at_end;		/* flush everything after the trace */
+	/*
+	 * Device timing.  Off: every device I/O completes at once.  On: the
+	 * flash completes each I/O after a fixed latency (many in parallel);
+	 * the backing disk serves one I/O at a time, each costing a seek
+	 * (unless it continues the previous one) plus transfer time.
+	 */
+	bool latency;
+	uint64_t flash_read_ns, flash_write_ns;
+	uint64_t hdd_seek_ns;
+	uint64_t hdd_bytes_per_s;
 	/* raw engine parameters (--param NAME=VALUE), applied last */
 	unsigned int nparams;
 	const char *param_name[VS_MAX_PARAMS];
@@ -73,6 +83,9 @@ struct vs_result {
 	uint64_t evictions, not_admitted;
 	uint64_t cache_blocks;
 	uint64_t virtual_ns;		/* virtual time covered */
+	/* host latency (only with the timing model) */
+	uint64_t read_lat_avg_ns, read_lat_p99_ns, read_lat_max_ns;
+	uint64_t write_lat_avg_ns, write_lat_p99_ns, write_lat_max_ns;
 };
 
 /*

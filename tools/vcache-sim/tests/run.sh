@@ -262,6 +262,38 @@ else
 	bad e2e_dirty_age "$(cat "$T/err")"
 fi
 
+# Timed devices: completions come from the event queue, out of line.
+# At 20 IOPS the disk never queues: a hit costs the flash latency, a miss
+# a seek plus transfer; write-through writes wait for the disk.  The dirty
+# bookkeeping must still agree with the engine.
+"$SIM" gen -d zipf:1.2 -n 500 -r 3000 -R 70 -i 20 -S 6 -o "$T/lat.iolog"
+if "$SIM" --json --latency --flash-latency 100,30 --hdd-seek 5 \
+	--hdd-mbps 100 -s 50% -p lru -m wb,wt "$T/lat.iolog" >"$T/lat.json" \
+	2>"$T/err"; then
+	pycheck e2e_timed_devices "$T/lat.json" '
+wb, wt = d["runs"]
+for r in (wb, wt):
+    assert r["host_ios"] == 3000
+    assert r["shadow_dirty_at_end"] == r["dirty_at_end"], r
+    assert r["cleaned_unknown"] == 0, r
+    miss_ns = 5000000 + 4096 * 10**9 // (100 * 10**6)
+    h = r["read_hit_blocks"] / r["read_blocks"]
+    want = h * 100000 + (1 - h) * miss_ns
+    if r is wt:
+        assert abs(r["read_lat_avg_ns"] - want) < 0.1 * want, (r, want)
+    else:   # reads may queue behind write-back on the disk
+        assert r["read_lat_avg_ns"] > 0.9 * want, (r, want)
+    assert r["read_lat_p99_ns"] <= r["read_lat_max_ns"]
+assert wt["write_lat_avg_ns"] >= 5000000, wt
+assert wb["write_lat_avg_ns"] < 1000000, wb
+assert wt["dirty_at_end"] == 0 and wb["cleaned_blocks"] + wb["dirty_at_end"] > 0
+'
+else
+	bad e2e_timed_devices "$(cat "$T/err")"
+fi
+expect_fail cli_bad_latency "flash latency must be" \
+	"$SIM" --flash-latency 10,x "$T/lat.iolog"
+
 # blkparse text through the engine: Q events only, several processes.
 python3 - "$T/blk.txt" <<'EOF'
 import sys
