@@ -137,6 +137,13 @@ struct vc_set {
 	u16 head, tail;		/* replacement list: head = newest */
 	u32 nr_valid;
 	u32 nr_dirty;
+	/*
+	 * Backing-only host writes into this set: in flight, and started
+	 * ever.  A fill does not start while one is in flight and is not
+	 * installed if one started meanwhile (it may have read old data).
+	 */
+	u32 byp_inflight;
+	u32 byp_gen;
 };
 
 struct vc_bdev_slot {
@@ -278,6 +285,8 @@ struct vc_req {
 	u8 fua;
 	u8 hit;			/* first lookup hit */
 	u8 newdirty;		/* this write made the block dirty */
+	u8 byp_counted;		/* counted in the set's byp_inflight */
+	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */
 	u64 key;
 	u64 sector;		/* backing sector of this piece */

@@ -318,6 +318,8 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	struct vc_req *r = io->private;
 	struct vc_cache *c = r->c;
 	struct vc_host_io *hio = r->hio;
+	struct vc_set *s;
+	bool stale;
 
 	if (err) {
 		vc_stat_add(VC_STAT(c, backing_read_errors), 1);
@@ -327,6 +329,16 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	}
 	vc_stat_add(VC_STAT(c, backing_bytes_read), c->block_size);
 	vc_buf_copy(hio->buf, hio->buf_off + r->hoff, r->bounce, r->off, r->len);
+	s = vc_set_of_blk(c, r->blk);
+	vc_spin_lock(&s->lock);
+	stale = s->byp_gen != r->gen;
+	vc_spin_unlock(&s->lock);
+	if (stale) {
+		/* a write went around us meanwhile: our copy may be old */
+		invalidate_blk(c, r->blk);
+		req_done(r, 0);
+		return;
+	}
 	req_ack(r, 0);
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, 0, blk_sector(c, r->blk),
 		c->block_size, r->bounce, 0, fill_write_end, r);
@@ -397,11 +409,14 @@ static void dispatch_read(struct vc_req *r)
 		if (!vc_ghost_admit(c, s, r->key))
 			byp = VC_BYP_ADMISSION;
 	}
+	if (byp < 0 && s->byp_inflight)
+		byp = VC_BYP_BUSY;	/* a write around us is in flight */
 	blk = ~0u;
 	if (byp < 0) {
 		blk = take_victim(c, s, r->key);
 		if (blk == ~0u)
 			byp = VC_BYP_NOSPACE;
+		r->gen = s->byp_gen;
 	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
@@ -436,6 +451,13 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
 
+	if (r->byp_counted) {
+		struct vc_set *s = &r->c->sets[vc_set_of(r->c, r->key)];
+
+		vc_spin_lock(&s->lock);
+		s->byp_inflight--;
+		vc_spin_unlock(&s->lock);
+	}
 	if (err)
 		vc_stat_add(VC_STAT(r->c, backing_write_errors), 1);
 	else
@@ -649,6 +671,12 @@ static void dispatch_write(struct vc_req *r)
 			vc_stat_add(VC_STAT(c, write_hits), 1);
 		}
 		r->blk = blk;
+		/*
+		 * A write-back of this block may be reading it now: whatever
+		 * it writes home, the block must stay dirty.
+		 */
+		if (w & B_CLEANING)
+			w |= B_REDIRTY;
 		if (m == VC_MODE_WB && byp < 0) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
@@ -673,6 +701,9 @@ static void dispatch_write(struct vc_req *r)
 			return;
 		}
 		md = vc_invalidate_locked(c, s, blk);
+		s->byp_inflight++;
+		s->byp_gen++;
+		r->byp_counted = 1;
 		vc_spin_unlock(&s->lock);
 		if (md)
 			vc_md_mark(c, blk, NULL, NULL);
@@ -690,6 +721,11 @@ static void dispatch_write(struct vc_req *r)
 		blk = take_victim(c, s, r->key);
 		if (blk == ~0u)
 			byp = VC_BYP_NOSPACE;
+	}
+	if (byp >= 0) {
+		s->byp_inflight++;
+		s->byp_gen++;
+		r->byp_counted = 1;
 	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
