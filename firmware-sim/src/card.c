@@ -251,10 +251,22 @@ static void regs_init(void)
 }
 
 /* -------------------------------------------------------- guest memory */
+/*
+ * Forget guest RAM (the guest is gone; the next one may bring a new file).
+ * Only called after ctrl_reset(): no queue and no command is left, so no
+ * thread holds a pointer into the mappings any more.  While a guest is
+ * connected, mappings replaced by a larger one are kept until here.
+ */
 static void gm_close(void)
 {
 	pthread_mutex_lock(&C.gm_lock);
-	/* mappings stay until exit: a worker may still hold a pointer */
+	while (C.gm) {
+		struct gmap *g = C.gm;
+
+		C.gm = g->old;
+		munmap(g->base, g->size);
+		free(g);
+	}
 	if (C.gm_fd >= 0)
 		close(C.gm_fd);
 	C.gm_fd = -1;
@@ -2013,13 +2025,7 @@ static void card_free(void)
 		free(heap_pop());
 	free(C.heap);
 	free(C.workers);
-	while (C.gm) {
-		struct gmap *g = C.gm;
-
-		C.gm = g->old;
-		munmap(g->base, g->size);
-		free(g);
-	}
+	gm_close();
 	munmap(C.shm, C.o->shm_size);
 	close(C.shm_fd);
 }

@@ -1171,6 +1171,7 @@ static int t_reconnect(struct env *e)
 	CHECK(waitpid(e->pid, NULL, WNOHANG) == 0, "exited despite --stay");
 	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
 	      out_has(e, "clean 1"), "not clean after disconnect");
+	unlink(e->mem);		/* the next QEMU brings a new RAM file */
 	CHECK(!env_connect(e, 2, 16), "%s", e->h.err);
 	CHECK(e->h.id == 2, "second client id %d", e->h.id);
 	CHECK_ST(rd_check(e, 2, 7, 3, 8), 0);
@@ -1285,6 +1286,57 @@ static int t_fatal(struct env *e)
 	return 0;
 }
 
+static int t_options_ctl(struct env *e)
+{
+	char *extra[] = { "--serial", "OVERRIDE-7", "--model", "Model X",
+			  "--qdepth", "64", "--threads", "1", "--channels",
+			  "2", "--dies", "1", NULL };
+	char ctlbin[256], buf[4096];
+	const char *slash = strrchr(fw_bin, '/');
+	struct vc_sqe s = { .opcode = VC_ADM_CREATE_CQ };
+
+	CHECK(!env_format(e, "8M", "4096"), "format");
+	CHECK(!env_start_v(e, extra), "start");
+	CHECK(!env_connect(e, 1, 64), "%s", e->h.err);
+	CHECK(!memcmp(e->id.serial, "OVERRIDE-7          ", 20), "serial %.20s",
+	      e->id.serial);
+	CHECK(!memcmp(e->id.model, "Model X ", 8), "model %.40s", e->id.model);
+	CHECK(e->id.max_qdepth == 64 && e->h.regs->cap_mqes == 64, "qdepth");
+	s.dptr = fh_alloc(&e->h, 8192, 4096);
+	s.queue.qid = 2;
+	s.queue.qsize = 65;
+	s.queue.vector = 2;
+	CHECK_ST(fh_cmd(&e->h, 0, &s, NULL, 5000), VC_SC_QUEUE_SIZE);
+	CHECK_ST(wr(e, 1, 0, 16, 1, 0), 0);
+	/* vcfw-ctl: the same binary under another name */
+	snprintf(ctlbin, sizeof(ctlbin), "%.*s/vcfw-ctl",
+		 slash ? (int)(slash - fw_bin) : 1, slash ? fw_bin : ".");
+	{
+		char *argv[] = { ctlbin, "--ctl", e->ctl, "stats", NULL };
+		int pid = spawn(e->out, 0, argv);
+
+		CHECK(wait_exit(pid, 10000) == 0, "vcfw-ctl stats failed");
+		CHECK(!read_out(e, buf, sizeof(buf)) &&
+		      strstr(buf, "wbuf_bytes               65536\n") &&
+		      !strstr(buf, "\nok"), "stats text: %s", buf);
+	}
+	CHECK(!ctl(e, "flush", NULL, NULL, NULL), "ctl flush");
+	CHECK(stat_get(e, "wbuf_bytes") == 0, "ctl flush did not destage");
+	CHECK(stat_get(e, "flash_bytes_programmed") == 65536, "programmed");
+	CHECK(!ctl(e, "help", NULL, NULL, NULL) && out_has(e, "powercut"), "help");
+	CHECK(ctl(e, "hang", "2", "5", NULL) == 1, "hang with 2 args accepted");
+	CHECK(!ctl(e, "hang", "2", "5", "1"), "hang range");
+	CHECK(!ctl(e, "faults", NULL, NULL, NULL) &&
+	      out_has(e, "hang count 2 lba 5+1"), "faults listing");
+	CHECK(run_fw(e, "ctl", "--ctl", e->dir, "stats", NULL) == 1 &&
+	      out_has(e, "cannot connect"), "ctl to a non-socket");
+	CHECK(env_stop(e) == 0, "exit");
+	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
+	      out_has(e, "serial TESTSER01") && out_has(e, "power_cycles 1"),
+	      "info");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1309,6 +1361,7 @@ static const struct {
 	{ "late-guest-mem", t_late_guest_mem },
 	{ "many-queues", t_many_queues },
 	{ "fatal-cfs", t_fatal },
+	{ "options-ctl", t_options_ctl },
 };
 
 /* ------------------------------------------------------------ bench */
