@@ -21,7 +21,7 @@ start=$(date +%s)
 for d in zipf:0.9 zipf:1.1 zipf:1.2 pareto:0.9; do
 	f="$OUT/$(echo "$d" | tr : _).iolog"
 	"$SIM" gen -d "$d" -n "$BLOCKS" -r "$REQS" -R 80 -S 1 -o "$f"
-	"$SIM" --json --sizes "$CACHE_BYTES" --policies fifo,lru,lru+admit \
+	"$SIM" --json --reference --sizes "$CACHE_BYTES" --policies fifo,lru,lru+admit \
 		--modes wb,wt "$f" >"$f.json"
 done
 

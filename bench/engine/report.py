@@ -79,7 +79,21 @@ def main():
                                 f"{hit:.2f}% vs OPT {opt:.2f}% "
                                 f"(gap {opt - hit:.2f})",
                                 opt - hit <= 10.0))
+        for ref, name in (("ref_lru", "LRU"), ("ref_lru_2hit", "2hit"),
+                          ("ref_lru_tinylfu", "TinyLFU")):
+            m = size.get(ref)
+            if not m:
+                continue
+            hit = pct(m["read_hits"] + m["write_hits"],
+                      m["read_accesses"] + m["write_accesses"])
+            rd = pct(m["read_hits"], m["read_accesses"])
+            print(f"{label:<11} {'model ' + name:<15} {hit:6.2f} {rd:6.2f} "
+                  f"{opt:6.2f} {optb:6.2f} {hit - opt:+7.2f}")
         print()
+    print("model LRU / 2hit / TinyLFU: independent reference caches (not the "
+          "engine):\nLRU, every miss admitted; LRU admitting a miss (read or "
+          "write) on its 2nd miss\n(exact ghost list); LRU admitting a miss "
+          "accessed more often than the victim.")
     print("hit%: block hits / block accesses (reads + writes); read%: reads "
           "only;\nOPT%: exact Belady on the same trace, every miss admitted "
           "(writes allocate);\nOPT-b%: Belady that may also decline to "

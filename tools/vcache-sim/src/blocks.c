@@ -305,6 +305,10 @@ out:
 
 /* ------------------------------------------------------ reference cache */
 
+const char *const vs_ref_names[VS_REF_NR] = {
+	"ref_fifo", "ref_lru", "ref_lru_2hit", "ref_lru_tinylfu",
+};
+
 int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	      enum vs_ref_policy pol, struct vs_hits *hits)
 {
@@ -312,15 +316,18 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	uint32_t *prev = malloc(nids * sizeof(*prev));
 	uint32_t *nxt = malloc(nids * sizeof(*nxt));
 	bool *in = calloc(nids, sizeof(*in));
+	/* admission models: ghost stamps or access counts, per block */
+	uint64_t *aux = calloc(nids, sizeof(*aux));
 	uint32_t head = NONE, tail = NONE;	/* head: next victim */
-	uint64_t used = 0;
-	size_t i;
+	uint64_t used = 0, gseq = 0, sample = 0;
+	size_t i, j;
 
 	memset(hits, 0, sizeof(*hits));
-	if (!prev || !nxt || !in) {
+	if (!prev || !nxt || !in || !aux) {
 		free(prev);
 		free(nxt);
 		free(in);
+		free(aux);
 		return -1;
 	}
 
@@ -346,9 +353,17 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 			}
 			continue;
 		}
+		if (pol == VS_REF_LRU_TLFU) {
+			aux[id]++;
+			if (++sample == 10 * cache_blocks) {
+				sample = 0;
+				for (j = 0; j < b->nids; j++)
+					aux[j] >>= 1;
+			}
+		}
 		if (in[id]) {
 			count(hits, op, true);
-			if (pol == VS_REF_LRU) {
+			if (pol != VS_REF_FIFO) {
 				UNLINK(id);
 				APPEND(id);
 			}
@@ -356,6 +371,16 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 		}
 		count(hits, op, false);
 		if (!cache_blocks)
+			continue;
+		if (used == cache_blocks && pol == VS_REF_LRU_2HIT) {
+			if (!aux[id] || gseq - aux[id] >= cache_blocks) {
+				aux[id] = ++gseq;	/* remember, refuse */
+				continue;
+			}
+			aux[id] = 0;
+		}
+		if (used == cache_blocks && pol == VS_REF_LRU_TLFU &&
+		    aux[id] <= aux[head])
 			continue;
 		if (used == cache_blocks) {
 			uint32_t v = head;
@@ -374,5 +399,6 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	free(prev);
 	free(nxt);
 	free(in);
+	free(aux);
 	return 0;
 }

@@ -53,11 +53,28 @@ struct vs_hits {
 int vs_opt(const struct vs_blocks *b, uint64_t cache_blocks, int bypass,
 	   struct vs_hits *h);
 
-enum vs_ref_policy { VS_REF_FIFO, VS_REF_LRU };
+enum vs_ref_policy {
+	VS_REF_FIFO,
+	VS_REF_LRU,
+	VS_REF_LRU_2HIT,	/* LRU, read miss admitted on its 2nd miss */
+	VS_REF_LRU_TLFU,	/* LRU, TinyLFU-style frequency admission */
+	VS_REF_NR
+};
+
+extern const char *const vs_ref_names[VS_REF_NR];
 
 /*
- * Reference FIFO/LRU cache of cache_blocks blocks, every miss admitted,
- * discards invalidate.  Independent of the engine: used to check it.
+ * Reference caches of cache_blocks blocks; discards invalidate.
+ * Independent of the engine: FIFO and LRU (every miss admitted) check it
+ * exactly.  The two admission models show what admission could reach,
+ * with exact bookkeeping the engine cannot afford in 16 bytes per block;
+ * in both, once the cache is full, a miss (read, or write: a refused write
+ * goes around the cache) is admitted only:
+ *   LRU_2HIT  if the block missed before within the last cache_blocks
+ *             refused misses (an exact ghost list);
+ *   LRU_TLFU  if the block was accessed more often than the LRU victim,
+ *             counting every access, all counts halved every
+ *             10 * cache_blocks accesses.
  */
 int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	      enum vs_ref_policy pol, struct vs_hits *h);

@@ -197,7 +197,7 @@ struct run {
 
 struct size_models {
 	uint64_t cache_bytes, cache_blocks;
-	struct vs_hits opt, opt_bypass, lru, fifo;
+	struct vs_hits opt, opt_bypass, ref[VS_REF_NR];
 };
 
 static int parse_list(char *s, const char *const *names, int nnames,
@@ -531,11 +531,10 @@ int main(int argc, char **argv)
 			    vs_opt(&b, sm[i].cache_blocks, 1,
 				   &sm[i].opt_bypass)))
 			die("out of memory computing OPT");
-		if (ref && (vs_refsim(&b, sm[i].cache_blocks, VS_REF_LRU,
-				      &sm[i].lru) ||
-			    vs_refsim(&b, sm[i].cache_blocks, VS_REF_FIFO,
-				      &sm[i].fifo)))
-			die("out of memory in the reference model");
+		for (j = 0; ref && j < VS_REF_NR; j++)
+			if (vs_refsim(&b, sm[i].cache_blocks,
+				      (enum vs_ref_policy)j, &sm[i].ref[j]))
+				die("out of memory in the reference model");
 		for (j = 0; j < nmodes; j++) {
 			for (k = 0; k < npols; k++) {
 				struct run *r = &runs[nruns++];
@@ -588,10 +587,10 @@ int main(int argc, char **argv)
 				json_hits("opt_bypass", &sm[i].opt_bypass,
 					  false);
 			}
-			if (ref) {
+			for (j = 0; ref && j < VS_REF_NR; j++) {
 				printf(", ");
-				json_hits("ref_lru", &sm[i].lru, true);
-				json_hits("ref_fifo", &sm[i].fifo, false);
+				json_hits(vs_ref_names[j], &sm[i].ref[j],
+					  false);
 			}
 			printf("}");
 		}
@@ -710,19 +709,18 @@ int main(int argc, char **argv)
 			}
 		}
 		if (ref) {
-			printf("\nreference models (every miss admitted):\n");
-			for (i = 0; i < nsizes; i++)
-				printf("%-7s lru %6.2f%%  fifo %6.2f%%\n",
-				       vs_fmt_size(sm[i].cache_bytes, b1,
-						   sizeof(b1)),
-				       vs_hit_pct(sm[i].lru.read_hits +
-						  sm[i].lru.write_hits,
-						  sm[i].lru.read_acc +
-						  sm[i].lru.write_acc),
-				       vs_hit_pct(sm[i].fifo.read_hits +
-						  sm[i].fifo.write_hits,
-						  sm[i].fifo.read_acc +
-						  sm[i].fifo.write_acc));
+			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu\n");
+			for (i = 0; i < nsizes; i++) {
+				printf("%-7s", vs_fmt_size(sm[i].cache_bytes,
+							   b1, sizeof(b1)));
+				for (j = 0; j < VS_REF_NR; j++)
+					printf(" %s %6.2f", vs_ref_names[j] + 4,
+					       vs_hit_pct(sm[i].ref[j].read_hits +
+							  sm[i].ref[j].write_hits,
+							  sm[i].ref[j].read_acc +
+							  sm[i].ref[j].write_acc));
+				printf("\n");
+			}
 		}
 		printf("\nhit%%: cache-block hits / block accesses (reads and writes); OPT%%: Belady, every miss admitted;\n"
 		       "OPTb%%: Belady with optional admission; byp%%: block accesses sent around the cache;\n"

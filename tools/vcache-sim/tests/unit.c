@@ -643,6 +643,29 @@ static void test_refsim(void)
 	CHECK(bad == 0);
 }
 
+static void test_ref_admission(void)
+{
+	static const uint32_t seq[] = { 0, 0, 1, 1, 1, 0 };
+	struct vs_blocks b = { .n = 6, .nids = 2, .nids_rw = 2 };
+	uint8_t ops[6] = { 0 };
+	struct vs_hits h;
+
+	b.id = (uint32_t *)seq;
+	b.op = ops;
+	/* 0 in; 0 hit; 1 refused (ghost); 1 admitted; 1 hit; 0 refused */
+	CHECK(vs_refsim(&b, 1, VS_REF_LRU_2HIT, &h) == 0);
+	CHECK(h.read_hits == 2 && h.fills == 2);
+	/* counts: 1 (1 <= 2) refused twice, admitted at 3 > 2; 0 (3 <= 3) */
+	CHECK(vs_refsim(&b, 1, VS_REF_LRU_TLFU, &h) == 0);
+	CHECK(h.read_hits == 1 && h.fills == 2);
+	/* writes are subject to admission too */
+	memset(ops, VS_WRITE, sizeof(ops));
+	CHECK(vs_refsim(&b, 1, VS_REF_LRU_2HIT, &h) == 0);
+	CHECK(h.write_hits == 2 && h.write_acc == 6 && h.fills == 2);
+	CHECK(vs_refsim(&b, 1, VS_REF_LRU, &h) == 0);
+	CHECK(h.write_hits == 3 && h.fills == 3);
+}
+
 /* OPT bounds every policy, and OPT with bypass bounds OPT. */
 static void test_opt_bounds(void)
 {
@@ -667,6 +690,13 @@ static void test_opt_bounds(void)
 		CHECK(o.read_hits + o.write_hits >= f.read_hits + f.write_hits);
 		CHECK(ob.read_hits + ob.write_hits >=
 		      o.read_hits + o.write_hits);
+		CHECK(vs_refsim(&b, cap, VS_REF_LRU_2HIT, &l) == 0);
+		CHECK(ob.read_hits + ob.write_hits >=
+		      l.read_hits + l.write_hits);
+		CHECK(vs_refsim(&b, cap, VS_REF_LRU_TLFU, &l) == 0);
+		CHECK(ob.read_hits + ob.write_hits >=
+		      l.read_hits + l.write_hits);
+		CHECK(vs_refsim(&b, cap, VS_REF_LRU, &l) == 0);
 		CHECK(o.read_acc + o.write_acc == 50000 &&
 		      o.read_acc == l.read_acc && o.write_acc == f.write_acc);
 	}
@@ -729,6 +759,7 @@ int main(void)
 		{ "opt_known", test_opt_known },
 		{ "opt_bruteforce", test_opt_bruteforce },
 		{ "refsim_vs_naive", test_refsim },
+		{ "ref_admission_models", test_ref_admission },
 		{ "opt_bounds", test_opt_bounds },
 		{ "util", test_util },
 	};
