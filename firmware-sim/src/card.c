@@ -717,8 +717,8 @@ static void exec_io(struct cmd *c)
 	case VC_CMD_FLUSH:
 		fwc.flush_cmds++;
 		rc = media_flush(m, &done);
-		finish(c, rc ? VC_SC_INTERNAL : 0, done);
-		return;
+		st = rc ? VC_SC_INTERNAL : 0;
+		break;
 	case VC_CMD_READ:
 	case VC_CMD_WRITE:
 		st = check_lba(s, max_nlb);
@@ -792,7 +792,7 @@ static void exec_io(struct cmd *c)
 		st = VC_SC_INVALID_OPCODE;
 		break;
 	}
-	if (st == VC_SC_INTERNAL && m->io_failed)
+	if (st == VC_SC_INTERNAL && atomic_load(&m->io_failed))
 		go_fatal("media file I/O failed");
 	finish(c, st, done);
 }
@@ -1260,10 +1260,13 @@ static void ctrl_enable(void)
 		pthread_mutex_unlock(&C.lock);
 		return;
 	}
-	if (C.m->io_failed) {
-		enable_failed("the media file failed earlier");
-		pthread_mutex_unlock(&C.lock);
-		return;
+	if (atomic_load(&C.m->io_failed)) {
+		/* one recovery attempt per enable */
+		if (C.refused_logged || media_recover(C.m)) {
+			enable_failed("the media file failed (host file I/O error)");
+			pthread_mutex_unlock(&C.lock);
+			return;
+		}
 	}
 	if (sqs < 2 || cqs < 2 || sqs > C.o->qdepth || cqs > C.o->qdepth) {
 		snprintf(why, sizeof(why), "bad admin queue sizes (aqa 0x%08x)",

@@ -113,7 +113,7 @@ struct media {
 	struct wb_ent *orphans;		/* superseded while being destaged */
 	pthread_mutex_t destage_lock;	/* one destage (or FUA write) at a time */
 	int      stop;
-	int      io_failed;		/* host file I/O failed: card is fatal */
+	atomic_int io_failed;		/* host file I/O failed: card is fatal */
 	pthread_t destager;
 
 	/* timing */
@@ -145,6 +145,8 @@ int  media_write(struct media *m, uint64_t slba, uint32_t nlb,
 		 const uint8_t *buf, int fua, uint64_t *done_ns);
 int  media_zero(struct media *m, uint64_t slba, uint32_t nlb, int dealloc);
 int  media_flush(struct media *m, uint64_t *done_ns);
+/* After an I/O failure: retry destaging; 0 if the media works again. */
+int  media_recover(struct media *m);
 size_t media_wbuf_bytes(struct media *m);
 
 /* Timing: completion deadline of a read / buffered write issued now. */

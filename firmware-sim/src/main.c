@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +490,8 @@ int main(int argc, char **argv)
 	const char *prog = basename(argv[0]);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* a file size limit must give EFBIG (a media error), not kill us */
+	signal(SIGXFSZ, SIG_IGN);
 	if (!strcmp(prog, "vcfw-ctl")) {
 		if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 			fputs(usage_text, stdout);

@@ -567,10 +567,13 @@ static int ent_cmp(const void *a, const void *b)
 
 static void io_failed(struct media *m, int rc, const char *what)
 {
-	if (!m->io_failed)
+	if (!atomic_exchange(&m->io_failed, -rc))
 		fw_log("media: %s failed on %s: %s; the card goes fatal",
 		       what, m->path, strerror(-rc));
-	m->io_failed = -rc;
+	/* writers waiting for buffer space must not wait for ever */
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_broadcast(&m->space);
+	pthread_mutex_unlock(&m->lock);
 }
 
 /*
@@ -800,9 +803,15 @@ int media_write(struct media *m, uint64_t slba, uint32_t nlb,
 	}
 
 	pthread_mutex_lock(&m->lock);
-	while (m->bytes_used + bytes > m->bytes_max && !m->stop) {
+	while (m->bytes_used + bytes > m->bytes_max && !m->stop &&
+	       !atomic_load(&m->io_failed)) {
 		pthread_cond_signal(&m->kick);
 		pthread_cond_wait(&m->space, &m->lock);
+	}
+	if (m->bytes_used + bytes > m->bytes_max) {
+		/* the destager cannot make room: the media failed */
+		pthread_mutex_unlock(&m->lock);
+		return -EIO;
 	}
 	for (uint32_t i = 0; i < nlb; i++) {
 		uint64_t lba = slba + i;
@@ -872,6 +881,23 @@ int media_zero(struct media *m, uint64_t slba, uint32_t nlb, int dealloc)
 	pthread_mutex_unlock(&m->destage_lock);
 	if (rc)
 		io_failed(m, rc, "write-zeroes");
+	return rc;
+}
+
+int media_recover(struct media *m)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->destage_lock);
+	atomic_store(&m->io_failed, 0);
+	rc = destage_locked(m, 1, NULL);
+	pthread_mutex_unlock(&m->destage_lock);
+	if (!rc) {
+		fw_log("media: %s works again, write buffer destaged", m->path);
+		pthread_mutex_lock(&m->lock);
+		pthread_cond_broadcast(&m->kick);
+		pthread_mutex_unlock(&m->lock);
+	}
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +27,7 @@
 #define MEM_SIZE	(64u << 20)
 
 static const char *fw_bin;
+static rlim_t child_fsize;	/* RLIMIT_FSIZE for the next firmware, 0: none */
 
 struct env {
 	char dir[128];
@@ -72,6 +74,11 @@ static int spawn(const char *outfile, int append, char *const argv[])
 			dup2(fd, 1);
 			dup2(fd, 2);
 			close(fd);
+		}
+		if (child_fsize) {
+			struct rlimit rl = { child_fsize, child_fsize };
+
+			setrlimit(RLIMIT_FSIZE, &rl);
 		}
 		execv(argv[0], argv);
 		_exit(127);
@@ -1337,6 +1344,47 @@ static int t_options_ctl(struct env *e)
 	return 0;
 }
 
+/* The card's own storage fails (host file I/O error): CFS, recovery. */
+static int t_media_failure(struct env *e)
+{
+	struct vc_health_log hl;
+	int st;
+
+	CHECK(!env_format(e, "16M", "512"), "format");
+	child_fsize = 8 << 20;	/* writes beyond 8 MiB of the file fail */
+	st = env_start(e, "--timing", "nodelay");
+	child_fsize = 0;
+	CHECK(!st, "start");
+	CHECK(!env_connect(e, 1, 32), "%s", e->h.err);
+	CHECK_ST(wr(e, 1, 0, 8, 1, 0), 0);
+	CHECK_ST(wr(e, 1, 20000, 8, 1, VC_SQE_F_FUA), VC_SC_INTERNAL);
+	CHECK(!fh_wait_csts(&e->h, VC_CSTS_CFS, VC_CSTS_CFS, 2000), "no CFS");
+	/* reset: the card retries its buffer, which fits: ready again */
+	CHECK(!fh_disable(&e->h, 2000), "disable");
+	CHECK(!env_connect_enabled(e), "%s", e->h.err);
+	CHECK_ST(rd_check(e, 1, 0, 8, 1), 0);
+	/* buffered data the card can never write: FLUSH fails, card dead */
+	CHECK_ST(wr(e, 1, 20000, 8, 2, 0), 0);
+	CHECK_ST(fh_simple(&e->h, 1, VC_CMD_FLUSH, 0, 0), VC_SC_INTERNAL);
+	CHECK(!fh_wait_csts(&e->h, VC_CSTS_CFS, VC_CSTS_CFS, 2000), "no CFS");
+	CHECK(!fh_disable(&e->h, 2000), "disable");
+	CHECK(fh_enable(&e->h, 16, 500) == -1 && (e->h.regs->csts & VC_CSTS_CFS),
+	      "a card that cannot write its buffer became ready");
+	CHECK(env_kill(e, SIGTERM) == 1, "exit status after a failed destage");
+	env_disconnect(e);
+	CHECK(run_fw(e, "info", "--media", e->media, NULL) == 0 &&
+	      out_has(e, "clean 0"), "media marked clean");
+	CHECK(!env_start(e, "--timing", "nodelay"), "restart");
+	CHECK(!env_connect(e, 1, 32), "%s", e->h.err);
+	CHECK_ST(rd_check(e, 1, 0, 8, 1), 0);
+	CHECK_ST(rd_check(e, 1, 20000, 8, 0), 0);
+	CHECK_ST(fh_get_health(&e->h, &hl), 0);
+	CHECK(hl.unsafe_shutdowns == 1, "unsafe %llu",
+	      (unsigned long long)hl.unsafe_shutdowns);
+	CHECK(env_stop(e) == 0, "exit");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1362,6 +1410,7 @@ static const struct {
 	{ "many-queues", t_many_queues },
 	{ "fatal-cfs", t_fatal },
 	{ "options-ctl", t_options_ctl },
+	{ "media-failure", t_media_failure },
 };
 
 /* ------------------------------------------------------------ bench */
