@@ -490,9 +490,7 @@ static struct pci_driver vcd_pci_driver = {
 	.probe		= vcd_probe,
 	.remove		= vcd_remove,
 	.shutdown	= vcd_shutdown,
-	.driver		= {
-		.dev_groups = vcd_dev_groups,
-	},
+	.dev_groups	= vcd_dev_groups,
 };
 
 static int vcd_check_params(void)

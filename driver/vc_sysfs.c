@@ -11,6 +11,8 @@
  *   state           live, resetting, deleting, dead
  *   disk            vflashN
  *   io_timeouts aborts resets    counters since probe
+ *   reset_controller  write 1: reset the controller (in-flight I/O is
+ *                   retried), returns once the card is live again
  *   health/         the card's VC_LOG_HEALTH page, read fresh each time
  */
 #include <linux/device.h>
@@ -112,6 +114,26 @@ static ssize_t resets_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(resets);
 
+/* echo 1 > reset_controller: reset the controller now and wait for the outcome. */
+static ssize_t reset_controller_store(struct device *d, struct device_attribute *attr,
+			   const char *buf, size_t count)
+{
+	struct vcd_dev *dev = to_vc(d);
+	bool val;
+	int ret;
+
+	ret = kstrtobool(buf, &val);
+	if (ret)
+		return ret;
+	if (!val)
+		return count;
+	if (!vcd_schedule_reset(dev, "requested through sysfs"))
+		return -EBUSY;
+	flush_work(&dev->reset_work);
+	return vcd_state(dev) == VCD_STATE_LIVE ? count : -EIO;
+}
+static DEVICE_ATTR_WO(reset_controller);
+
 static struct attribute *vcd_attrs[] = {
 	&dev_attr_serial.attr,
 	&dev_attr_model.attr,
@@ -126,6 +148,7 @@ static struct attribute *vcd_attrs[] = {
 	&dev_attr_io_timeouts.attr,
 	&dev_attr_aborts.attr,
 	&dev_attr_resets.attr,
+	&dev_attr_reset_controller.attr,
 	NULL,
 };
 
