@@ -642,7 +642,11 @@ static void finish(struct cmd *c, uint16_t status, uint64_t deadline)
 {
 	c->status = status;
 	c->deadline = deadline;
-	if (C.o->tm.nodelay || deadline <= now_ns())
+	/*
+	 * Coalescing: everything goes through the completer, which posts all
+	 * that is due and raises each vector once per batch.
+	 */
+	if (!C.o->coalesce && (C.o->tm.nodelay || deadline <= now_ns()))
 		complete_now(c);
 	else
 		heap_push(c);

@@ -172,6 +172,7 @@ struct fw_opts {
 	int      bad_version;
 	int      stay;			/* keep serving after QEMU disconnects */
 	int      refuse;		/* fault at start: never ready */
+	int      coalesce;		/* batch completions/interrupts */
 	struct timing tm;
 };
 

@@ -73,6 +73,10 @@ static const char usage_text[] =
 "        --stay            keep running when QEMU disconnects and serve the\n"
 "                          next connection (a new peer id each time)\n"
 "        --shm-size SIZE   card memory (BAR2) size, power of two (default 64K)\n"
+"        --coalesce on|off interrupt coalescing: completions are posted in\n"
+"                          batches by one thread and each vector is raised\n"
+"                          once per batch (default off; timed completions of\n"
+"                          --timing flash are always batched)\n"
 "    -v, --verbose         trace every command to stderr\n"
 "    -h, --help            this text;  -V, --version  print the version\n"
 "\n"
@@ -374,7 +378,7 @@ static int cmd_info(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
 	enum { O_QDEPTH = 256, O_CHANNELS, O_DIES, O_SERIAL, O_MODEL,
-	       O_BADMAGIC, O_BADVER, O_REFUSE, O_STAY, O_SHM };
+	       O_BADMAGIC, O_BADVER, O_REFUSE, O_STAY, O_SHM, O_COALESCE };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "media", required_argument, NULL, 'm' },
@@ -394,6 +398,7 @@ static int cmd_run(int argc, char **argv)
 		{ "refuse", no_argument, NULL, O_REFUSE },
 		{ "stay", no_argument, NULL, O_STAY },
 		{ "shm-size", required_argument, NULL, O_SHM },
+		{ "coalesce", required_argument, NULL, O_COALESCE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -454,6 +459,14 @@ static int cmd_run(int argc, char **argv)
 			    (v & (v - 1)))
 				usage_err("--shm-size must be a power of two from 8K to 1G");
 			o.shm_size = v;
+			break;
+		case O_COALESCE:
+			if (!strcmp(optarg, "on"))
+				o.coalesce = 1;
+			else if (!strcmp(optarg, "off"))
+				o.coalesce = 0;
+			else
+				usage_err("--coalesce must be 'on' or 'off'");
 			break;
 		case 'v': fw_verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;

@@ -257,16 +257,24 @@ int media_write_hdr(struct media *m, int sync)
 	return rc;
 }
 
+/*
+ * Buffered data was added: the media may no longer say "clean".  Under
+ * destage_lock, so it cannot interleave with media_sync() marking it clean.
+ * Caller must not hold destage_lock.
+ */
 void media_mark_dirty(struct media *m)
 {
 	if (atomic_load(&m->dirty_marked))
 		return;
-	if (atomic_exchange(&m->dirty_marked, 1))
-		return;
-	pthread_mutex_lock(&m->hdr_lock);
-	m->hdr.clean = 0;
-	pthread_mutex_unlock(&m->hdr_lock);
-	media_write_hdr(m, 1);
+	pthread_mutex_lock(&m->destage_lock);
+	if (!atomic_load(&m->dirty_marked)) {
+		pthread_mutex_lock(&m->hdr_lock);
+		m->hdr.clean = 0;
+		pthread_mutex_unlock(&m->hdr_lock);
+		media_write_hdr(m, 1);
+		atomic_store(&m->dirty_marked, 1);
+	}
+	pthread_mutex_unlock(&m->destage_lock);
 }
 
 int media_open(struct media *m, const char *path, size_t wbuf_bytes,
@@ -782,7 +790,6 @@ int media_write(struct media *m, uint64_t slba, uint32_t nlb,
 	size_t bytes = (size_t)nlb << m->lba_shift;
 	int rc;
 
-	media_mark_dirty(m);
 	if (fua || bytes > m->bytes_max) {
 		/* straight to the media, after dropping older buffered copies */
 		pthread_mutex_lock(&m->destage_lock);
@@ -842,6 +849,12 @@ int media_write(struct media *m, uint64_t slba, uint32_t nlb,
 	if (m->bytes_used >= m->bytes_max / 2)
 		pthread_cond_signal(&m->kick);
 	pthread_mutex_unlock(&m->lock);
+	/*
+	 * After the data is in: a shutdown destage that ran before we got
+	 * the lock marked the media clean without our blocks; this marks it
+	 * dirty again.
+	 */
+	media_mark_dirty(m);
 	*done_ns = timing_wbuf(m, bytes);
 	return 0;
 }
@@ -857,7 +870,6 @@ int media_zero(struct media *m, uint64_t slba, uint32_t nlb, int dealloc)
 	off_t off = blk_off(m, slba), len = (off_t)nlb << m->lba_shift;
 	int rc = 0;
 
-	media_mark_dirty(m);
 	pthread_mutex_lock(&m->destage_lock);
 	pthread_mutex_lock(&m->lock);
 	wb_drop_range(m, slba, nlb);
@@ -924,21 +936,34 @@ int media_close(struct media *m, int clean)
 	return media_sync(m, clean);
 }
 
+/*
+ * The media is marked clean only if the buffer was seen empty after a
+ * destage, under m->lock: a write that adds data later calls
+ * media_mark_dirty(), which waits for destage_lock and marks it dirty again.
+ */
 int media_sync(struct media *m, int clean)
 {
-	int rc;
+	int rc, empty = 0, tries = 0;
 
 	pthread_mutex_lock(&m->destage_lock);
-	rc = destage_locked(m, 1, NULL);
-	pthread_mutex_unlock(&m->destage_lock);
-	if (rc)
+	do {
+		rc = destage_locked(m, 1, NULL);
+		pthread_mutex_lock(&m->lock);
+		empty = !m->nents;
+		if (!rc && clean && empty)
+			atomic_store(&m->dirty_marked, 0);
+		pthread_mutex_unlock(&m->lock);
+	} while (!rc && clean && !empty && ++tries < 5);
+	if (rc || !empty)
 		clean = 0;
 	pthread_mutex_lock(&m->hdr_lock);
 	m->hdr.clean = !!clean;
 	pthread_mutex_unlock(&m->hdr_lock);
 	if (media_write_hdr(m, 1))
 		rc = -EIO;
-	atomic_store(&m->dirty_marked, !clean);
+	if (!clean)
+		atomic_store(&m->dirty_marked, 1);
+	pthread_mutex_unlock(&m->destage_lock);
 	return rc;
 }
 
