@@ -32,6 +32,7 @@
 #define H_MAX_DEV	4
 #define H_NO_ID		0xffffffffu
 #define H_SECT		512u
+#define H_HANG_NS	(3600ULL * 1000000000ULL)	/* one virtual hour */
 
 struct h_dev {
 	struct simdev *sd;
@@ -79,6 +80,14 @@ struct harness {
 	u64 sectors_checked;
 	u64 stale_tolerated;		/* old data accepted after a loss */
 	char last_op[160];
+	/*
+	 * Virtual time engine waits have skipped forward (to the next timer)
+	 * since the harness last submitted something; past H_HANG_NS a wait
+	 * is declared hung: the pump reports no progress, the engine's wait
+	 * returns -EDEADLK, and a failure is recorded.
+	 */
+	u64 idle_jump_ns;
+	u64 hangs;
 	/* --trace D:S: log every host I/O covering device D sector S */
 	int trace_dev;
 	long long trace_sector;
@@ -146,9 +155,9 @@ u64 h_verify_backing(struct harness *h, int d, bool durable);
  */
 void h_verify_after_crash(struct harness *h);
 /*
- * Blocks of device @d whose durable model content differs from the
- * backing device's durable image: they must come back dirty after a
- * crash.
+ * Blocks of device @d for which the backing device's durable image holds
+ * data older than the durable model version: the newest durable data is
+ * only in the cache, so they must come back dirty after a crash.
  */
 u64 h_blocks_only_in_cache(struct harness *h, int d);
 

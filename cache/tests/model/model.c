@@ -626,6 +626,8 @@ int main(int argc, char **argv)
 	h->trace_sector = trace_sector;
 	if (trace_sector >= 0 && trace_dev < (int)o.ndev)
 		simdev_trace(h->dev[trace_dev].sd, trace_sector);
+	if (trace_sector >= 0 && getenv("MODEL_TRACE_CACHE"))
+		simdev_trace(h->csd, -2);
 	h->cfg.mode = VC_MODE_WB;
 	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 5000;
 	ret = h_create(h);

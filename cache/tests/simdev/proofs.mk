@@ -80,6 +80,8 @@ $(PB)/$(1)/%.o: $(PT)/%.c $(PROOFS_HDRS)
 $(1)_ENGINE_OBJS := $$(call objs_of,$(1),$(ENGINE_SRCS))
 endef
 $(foreach v,plain asan tsan fuzz,$(eval $(call PROOFS_VARIANT,$(v))))
+# objects made by the pattern rules are not intermediate: keep them
+.PRECIOUS: $(PB)/%.o
 
 PROOFS_LIBS := -lpthread -lm
 

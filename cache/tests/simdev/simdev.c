@@ -86,9 +86,9 @@ static void trace_io(struct simdev *d, const struct vc_dev_io *io,
 {
 	u64 end = io->sector + io->len / SECT;
 
-	if (d->trace < 0 || io->op > VC_DEV_DISCARD)
+	if (d->trace == -1 || io->op > VC_DEV_DISCARD)
 		return;
-	if (io->op != VC_DEV_FLUSH &&
+	if (io->op != VC_DEV_FLUSH && d->trace >= 0 &&
 	    ((u64)d->trace < io->sector || (u64)d->trace >= end))
 		return;
 	fprintf(stderr, "simdev %s: %s %s sector %llu len %u flags %#x err %d\n",

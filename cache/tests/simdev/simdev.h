@@ -112,7 +112,7 @@ struct vc_dev *simdev_dev(struct simdev *d);
 struct simdev *simdev_of(struct vc_dev *dev);
 struct simdev_power *simdev_power_of(struct simdev *d);
 void simdev_set_cut_mode(struct simdev *d, enum simdev_cut_mode mode);
-/* Log (stderr) every I/O covering @sector (< 0: stop), and every FLUSH. */
+/* Log (stderr) every I/O covering @sector (-1: stop, -2: all I/O), and every FLUSH. */
 void simdev_trace(struct simdev *d, s64 sector);
 
 /* What a reader sees now / what survives a DROP_ALL cut, without I/O. */
