@@ -434,12 +434,26 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	}
 	/* md writes, fills and the cleaner finish on their own: poll */
 	while (!drop_dev_blocks(&ds)) {
+		err = -EIO;
+		if (vc_atomic_read(&c->md_failed))
+			goto out;	/* records cannot be cleared */
 		err = vc_waitq_wait(&c->md_wq, drop_dev_blocks, &ds, false,
 				    10000000ULL);
 		if (!err)
 			break;
 		if (err != -ETIMEDOUT)
 			goto out;
+	}
+	/*
+	 * A record of this device that may still say dirty must be cleared
+	 * before its id can name another device.
+	 */
+	err = vc_md_wait_idle(c);
+	if (!err && vc_atomic_read(&c->md_failed))
+		err = -EIO;
+	if (err) {
+		vc_log_err("%s: detach: cache metadata cannot be updated", c->cdev->name);
+		goto out;
 	}
 	if (ds.lost) {
 		vc_stat_add(VC_STAT(c, lost_blocks), ds.lost);

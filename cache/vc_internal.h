@@ -218,7 +218,7 @@ struct vc_cache {
 	u16 *md_started, *md_done;
 	u8 *md_flags;
 	vc_atomic_t md_inflight;
-	vc_atomic_t md_retry;
+	vc_atomic_t md_failed;	/* record sectors whose last write failed */
 	vc_waitq_t md_wq;		/* md writes completed */
 
 	/* deferred requests (waiting for a busy block) */

@@ -7,7 +7,7 @@
 
 #define MDF_INFLIGHT	1
 #define MDF_DIRTY	2
-#define MDF_RETRY	4	/* in flight on paper, waiting for memory */
+#define MDF_FAILED	4	/* last write failed: retried by the cleaner */
 #define MD_CHUNK	128	/* sectors per bulk metadata I/O */
 
 /* ------------------------------------------------------ synchronous I/O */
@@ -108,53 +108,58 @@ struct md_write {
 
 static void md_submit(struct vc_cache *c, u64 idx, u16 num);
 
-static void md_end(struct vc_dev_io *io, int err)
+/*
+ * Write number @num of record sector @idx finished.  @rs is what it wrote
+ * (NULL if nothing was written).  On success, blocks written as not dirty
+ * lose FLASHDIRTY and tombstones go.  On failure the sector is marked
+ * FAILED (retried from the cleaner's tick), tombstones in it become
+ * zombies (out of the hash so requests do not wait forever, still
+ * FLASHDIRTY so the block is never reused), and the cache degrades.
+ */
+static void md_complete(struct vc_cache *c, u64 idx, u16 num,
+			const struct vc_rec_sector *rs, int err)
 {
-	struct md_write *mw = io->private;
-	struct vc_cache *c = mw->c;
-	u32 li = (u32)(mw->idx % VC_MD_LOCKS), i;
+	u32 li = (u32)(idx % VC_MD_LOCKS), i;
 	struct vc_md_waiter *done = NULL, **pp, *w;
-	u64 first = mw->idx * VC_RECS_PER_SECTOR;
+	u64 first = idx * VC_RECS_PER_SECTOR;
 	bool again = false, tomb = false;
 	u16 next = 0;
 
 	if (err) {
 		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
 		vc_degrade(c, "metadata write failed");
-	} else {
-		/* records written clean: the block can no longer be found dirty */
-		for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
-			u32 blk = (u32)(first + i);
-			struct vc_set *s;
-			u64 wd;
+	}
+	for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
+		u32 blk = (u32)(first + i);
+		struct vc_set *s;
+		u64 wd;
 
-			if (first + i >= c->nr_blocks)
-				break;
-			if (vc_le64_to_cpu(mw->rs.rec[i]) & VC_REC_DIRTY)
-				continue;
-			if (!(vc_word(c, blk) & B_FLASHDIRTY))
-				continue;
-			s = vc_set_of_blk(c, blk);
-			vc_spin_lock(&s->lock);
-			wd = c->words[blk];
-			if (wd & B_TOMB) {
-				/* the record is clear: the tombstone can go */
-				vc_hash_remove(c, s, blk);
-				vc_block_set_word(c, s, blk, 0);
-				tomb = true;
-			} else if ((wd & B_FLASHDIRTY) &&
-				   !((wd & B_VALID) && (wd & B_DIRTY))) {
-				vc_block_set_word(c, s, blk, wd & ~B_FLASHDIRTY);
-			}
-			vc_spin_unlock(&s->lock);
+		if (first + i >= c->nr_blocks)
+			break;
+		if (!err && (vc_le64_to_cpu(rs->rec[i]) & VC_REC_DIRTY))
+			continue;
+		if (!(vc_word(c, blk) & B_FLASHDIRTY))
+			continue;
+		s = vc_set_of_blk(c, blk);
+		vc_spin_lock(&s->lock);
+		wd = c->words[blk];
+		if (wd & B_TOMB) {
+			vc_hash_remove(c, s, blk);
+			/* cleared record: free; else a zombie */
+			vc_block_set_word(c, s, blk, err ? B_FLASHDIRTY : 0);
+			tomb = true;
+		} else if (!err && (wd & B_FLASHDIRTY) &&
+			   !((wd & B_VALID) && (wd & B_DIRTY))) {
+			vc_block_set_word(c, s, blk, wd & ~B_FLASHDIRTY);
 		}
+		vc_spin_unlock(&s->lock);
 	}
 
 	vc_spin_lock(&c->md_lock[li]);
-	c->md_done[mw->idx] = mw->num;
+	c->md_done[idx] = num;
 	pp = &c->md_waiters[li];
 	while ((w = *pp) != NULL) {
-		if (w->sector == mw->idx && (s16)(mw->num - w->target) >= 0) {
+		if (w->sector == idx && (s16)(num - w->target) >= 0) {
 			*pp = w->next;
 			w->next = done;
 			done = w;
@@ -162,25 +167,28 @@ static void md_end(struct vc_dev_io *io, int err)
 			pp = &w->next;
 		}
 	}
-	if (c->md_flags[mw->idx] & MDF_DIRTY) {
-		c->md_flags[mw->idx] = MDF_INFLIGHT;
-		next = ++c->md_started[mw->idx];
-		again = true;
+	if (err) {
+		if (!(c->md_flags[idx] & MDF_FAILED))
+			vc_atomic_inc(&c->md_failed);
+		c->md_flags[idx] = MDF_FAILED;
 	} else {
-		c->md_flags[mw->idx] = 0;
+		if (c->md_flags[idx] & MDF_FAILED)
+			vc_atomic_dec(&c->md_failed);
+		if (c->md_flags[idx] & MDF_DIRTY) {
+			c->md_flags[idx] = MDF_INFLIGHT;
+			next = ++c->md_started[idx];
+			again = true;
+		} else {
+			c->md_flags[idx] = 0;
+		}
 	}
 	vc_spin_unlock(&c->md_lock[li]);
 
-	vc_buf_free(mw->buf);
 	if (tomb)
 		vc_redrive(c);
 	if (again) {
-		u64 idx = mw->idx;
-
-		vc_free(mw);
 		md_submit(c, idx, next);
 	} else {
-		vc_free(mw);
 		vc_atomic_dec(&c->md_inflight);
 		vc_waitq_wake_all(&c->md_wq);
 	}
@@ -192,36 +200,30 @@ static void md_end(struct vc_dev_io *io, int err)
 	}
 }
 
+static void md_end(struct vc_dev_io *io, int err)
+{
+	struct md_write *mw = io->private;
+	struct vc_cache *c = mw->c;
+	u64 idx = mw->idx;
+	u16 num = mw->num;
+
+	vc_buf_free(mw->buf);
+	mw->buf = NULL;
+	md_complete(c, idx, num, &mw->rs, err);
+	vc_free(mw);
+}
+
 static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 {
 	struct md_write *mw = vc_zalloc(sizeof(*mw), VC_GFP_NOIO);
 
-	if (!mw) {
-		/*
-		 * Out of memory: nothing reached flash.  Keep the sector marked
-		 * in flight and let the cleaner's tick retry it.
-		 */
-		u32 li = (u32)(idx % VC_MD_LOCKS);
-
-		vc_spin_lock(&c->md_lock[li]);
-		c->md_flags[idx] |= MDF_DIRTY | MDF_RETRY;
-		c->md_started[idx]--;
-		vc_spin_unlock(&c->md_lock[li]);
-		vc_atomic_set(&c->md_retry, 1);
-		vc_log_warn("metadata write of sector %llu delayed: out of memory",
-			    (unsigned long long)idx);
-		return;
-	}
-	mw->buf = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_NOIO);
-	if (!mw->buf) {
-		u32 li = (u32)(idx % VC_MD_LOCKS);
-
+	if (mw)
+		mw->buf = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_NOIO);
+	if (!mw || !mw->buf) {
 		vc_free(mw);
-		vc_spin_lock(&c->md_lock[li]);
-		c->md_flags[idx] |= MDF_DIRTY | MDF_RETRY;
-		c->md_started[idx]--;
-		vc_spin_unlock(&c->md_lock[li]);
-		vc_atomic_set(&c->md_retry, 1);
+		vc_log_warn("metadata write of sector %llu: out of memory",
+			    (unsigned long long)idx);
+		md_complete(c, idx, num, NULL, -ENOMEM);
 		return;
 	}
 	mw->c = c;
@@ -267,7 +269,8 @@ void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 	if (c->md_flags[idx] & MDF_INFLIGHT) {
 		c->md_flags[idx] |= MDF_DIRTY;
 	} else {
-		c->md_flags[idx] = MDF_INFLIGHT;
+		c->md_flags[idx] = MDF_INFLIGHT |
+				   (c->md_flags[idx] & MDF_FAILED);
 		num = ++c->md_started[idx];
 		start = true;
 		vc_atomic_inc(&c->md_inflight);
@@ -277,24 +280,24 @@ void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 		md_submit(c, idx, num);
 }
 
-/* Restart metadata writes delayed by allocation failures (cleaner tick). */
+/* Retry failed record-sector writes (from the cleaner's tick). */
 void vc_md_retry(struct vc_cache *c)
 {
 	u64 idx;
 
-	if (!vc_atomic_read(&c->md_retry))
+	if (!vc_atomic_read(&c->md_failed))
 		return;
-	vc_atomic_set(&c->md_retry, 0);
 	for (idx = 0; idx < c->md_sectors; idx++) {
 		u32 li = (u32)(idx % VC_MD_LOCKS);
 		bool go = false;
 		u16 num = 0;
 
 		vc_spin_lock(&c->md_lock[li]);
-		if (c->md_flags[idx] & MDF_RETRY) {
-			c->md_flags[idx] = MDF_INFLIGHT;
+		if (c->md_flags[idx] & MDF_FAILED) {
+			c->md_flags[idx] = MDF_INFLIGHT | MDF_FAILED;
 			num = ++c->md_started[idx];
 			go = true;
+			vc_atomic_inc(&c->md_inflight);
 		}
 		vc_spin_unlock(&c->md_lock[li]);
 		if (go)
