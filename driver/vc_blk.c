@@ -349,7 +349,7 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	if (state == VCD_STATE_DELETING) {
 		dev_warn(d, "%s: QID %u cid 0x%x %s timed out during removal: disabling the card\n",
 			 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode));
-		vcd_kill(dev, "I/O timeout during removal");
+		vcd_kill(dev, "I/O timeout during removal", true);
 		return BLK_EH_DONE;
 	}
 	if (state != VCD_STATE_LIVE)	/* reset under way: it requeues us */
@@ -369,6 +369,10 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 		return BLK_EH_RESET_TIMER;
 	}
 
+	dev_warn(d, "%s: QID %u cid 0x%x %s of %u bytes at sector %llu timed out after %u ms: aborting\n",
+		 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode),
+		 blk_rq_bytes(rq), (unsigned long long)blk_rq_pos(rq),
+		 jiffies_to_msecs(rq->timeout));
 	iod->aborted = true;
 	ret = vcd_admin_abort(dev, q->qid, iod->cid);
 	if (ret == -EBUSY) {
@@ -378,15 +382,10 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	}
 	if (ret) {
 		iod->aborted = false;
-		dev_warn(d, "%s: QID %u cid 0x%x timeout, cannot send abort (%d): resetting\n",
+		dev_warn(d, "%s: QID %u cid 0x%x: cannot send abort (%d): resetting\n",
 			 dev->name, q->qid, iod->cid, ret);
 		vcd_schedule_reset(dev, "abort not possible");
-		return BLK_EH_RESET_TIMER;
 	}
-	dev_warn(d, "%s: QID %u cid 0x%x %s of %u bytes at sector %llu timed out after %u ms: aborting\n",
-		 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode),
-		 blk_rq_bytes(rq), (unsigned long long)blk_rq_pos(rq),
-		 jiffies_to_msecs(rq->timeout));
 	return BLK_EH_RESET_TIMER;
 }
 

@@ -160,6 +160,16 @@ int vcd_ctrl_shutdown(struct vcd_dev *dev)
 	return ret;
 }
 
+/* Is the firmware running (heartbeat moving)?  Sleeps ~3 poll periods. */
+bool vcd_fw_alive(struct vcd_dev *dev)
+{
+	u32 hb = readl(&dev->regs->heartbeat);
+
+	msleep(3 * VC_FW_POLL_MS);
+	return readl(&dev->regs->csts) != ~0u &&
+	       readl(&dev->regs->heartbeat) != hb;
+}
+
 /* ------------------------------------------------------------ queues */
 
 int vcd_queue_alloc(struct vcd_dev *dev, struct vcd_queue *q, u16 qid,
@@ -288,6 +298,7 @@ void vcd_admin_start(struct vcd_dev *dev)
 
 	spin_lock_irqsave(&dev->admin_lock, flags);
 	vcd_queue_reinit(&dev->aq);
+	dev->admin_sq_head = 0;
 	dev->admin_live = true;
 	spin_unlock_irqrestore(&dev->admin_lock, flags);
 }
@@ -321,6 +332,8 @@ static void vcd_process_admin_cq(struct vcd_dev *dev)
 		cqe = q->cqes[q->cq_head];
 		vcd_cq_advance(q);
 		found = true;
+		if (le16_to_cpu(cqe.sq_head) < q->qsize)
+			dev->admin_sq_head = le16_to_cpu(cqe.sq_head);
 		cid = le16_to_cpu(cqe.cid);
 		i = cid & 0xff;
 		if (i >= VCD_ADMIN_SLOTS || !dev->slots[i].busy ||
@@ -386,7 +399,9 @@ static int vcd_admin_post(struct vcd_dev *dev, struct vc_sqe *cmd,
 	for (i = 0; i < VCD_ADMIN_SLOTS; i++)
 		if (!dev->slots[i].busy)
 			break;
-	if (WARN_ON_ONCE(i == VCD_ADMIN_SLOTS)) {
+	if (WARN_ON_ONCE(i == VCD_ADMIN_SLOTS) ||
+	    (q->sq_tail + 1) % q->qsize == dev->admin_sq_head) {
+		/* no free slot, or the card stopped consuming the SQ */
 		spin_unlock_irqrestore(&dev->admin_lock, flags);
 		return -EBUSY;
 	}
@@ -463,6 +478,8 @@ int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, u32 *result)
 			dev_err(&dev->pdev->dev,
 				"admin command 0x%02x timed out after %u s\n",
 				cmd->opcode, vcd_admin_timeout);
+			/* A LIVE card that ignores its admin queue is wedged. */
+			vcd_schedule_reset(dev, "admin command timeout");
 			return -ETIMEDOUT;
 		}
 		/* else completed under the lock: w is filled in */
@@ -540,7 +557,7 @@ static void vcd_copy_str(char *dst, const char *src, size_t n)
 }
 
 /* IDENTIFY into @id, with sanity checks of what the driver relies on. */
-int vc_identify(struct vcd_dev *dev, struct vcd_ident *id)
+int vcd_identify(struct vcd_dev *dev, struct vcd_ident *id)
 {
 	struct device *d = &dev->pdev->dev;
 	struct vc_sqe cmd = { .opcode = VC_ADM_IDENTIFY };
@@ -672,9 +689,13 @@ int vcd_create_io_queues(struct vcd_dev *dev)
 	return 0;
 }
 
-/* Best effort DELETE_SQ/DELETE_CQ before a clean shutdown. */
+/*
+ * Best effort DELETE_SQ/DELETE_CQ before a clean shutdown; after the first
+ * failure the queues are only marked stopped (the disable forgets them).
+ */
 void vcd_delete_io_queues(struct vcd_dev *dev)
 {
+	bool failed = false;
 	struct vc_sqe cmd;
 	unsigned int i;
 
@@ -686,13 +707,16 @@ void vcd_delete_io_queues(struct vcd_dev *dev)
 		spin_lock(&q->sq_lock);
 		clear_bit(VCD_Q_LIVE, &q->flags);
 		spin_unlock(&q->sq_lock);
+		if (failed)
+			continue;
 		memset(&cmd, 0, sizeof(cmd));
 		cmd.opcode = VC_ADM_DELETE_SQ;
 		cmd.queue.qid = cpu_to_le16(q->qid);
 		if (vcd_admin_exec(dev, &cmd, NULL))
-			continue;
+			failed = true;
 		cmd.opcode = VC_ADM_DELETE_CQ;
-		vcd_admin_exec(dev, &cmd, NULL);
+		if (!failed && vcd_admin_exec(dev, &cmd, NULL))
+			failed = true;
 	}
 }
 
@@ -744,8 +768,12 @@ bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason)
 	return ok;
 }
 
-/* Card is dead: fail everything, now and later.  ctrl_lock held. */
-static void vcd_kill_locked(struct vcd_dev *dev, const char *reason)
+/*
+ * Card is dead: fail everything, now and later.  ctrl_lock held.
+ * @disable: try cc.EN = 0 first (skip it when the card already ignored it).
+ */
+static void vcd_kill_locked(struct vcd_dev *dev, const char *reason,
+			    bool disable)
 {
 	enum vcd_state old;
 	unsigned long flags;
@@ -762,7 +790,8 @@ static void vcd_kill_locked(struct vcd_dev *dev, const char *reason)
 	if (dev->disk_added && old != VCD_STATE_DELETING)
 		blk_mark_disk_dead(dev->disk);
 	vcd_blk_quiesce(dev);
-	vcd_ctrl_disable(dev);	/* best effort: stop the card's DMA */
+	if (disable)
+		vcd_ctrl_disable(dev);	/* best effort: stop the card's DMA */
 	vcd_stop_io_queues(dev);
 	vcd_admin_stop(dev);
 	vcd_blk_cancel_all(dev, VCD_HOST_DEAD);
@@ -770,10 +799,10 @@ static void vcd_kill_locked(struct vcd_dev *dev, const char *reason)
 	vcd_blk_unquiesce(dev);
 }
 
-void vcd_kill(struct vcd_dev *dev, const char *reason)
+void vcd_kill(struct vcd_dev *dev, const char *reason, bool disable)
 {
 	mutex_lock(&dev->ctrl_lock);
-	vcd_kill_locked(dev, reason);
+	vcd_kill_locked(dev, reason, disable);
 	mutex_unlock(&dev->ctrl_lock);
 }
 
@@ -786,7 +815,7 @@ static int vcd_reidentify(struct vcd_dev *dev)
 	id = kzalloc(sizeof(*id), GFP_KERNEL);
 	if (!id)
 		return -ENOMEM;
-	ret = vc_identify(dev, id);
+	ret = vcd_identify(dev, id);
 	if (!ret && (strcmp(id->serial, dev->id.serial) ||
 		     id->capacity != dev->id.capacity ||
 		     id->lba_size != dev->id.lba_size)) {
@@ -821,8 +850,8 @@ void vcd_reset_work(struct work_struct *work)
 	vcd_stop_io_queues(dev);
 	vcd_admin_stop(dev);
 	if (ret) {
-		vcd_kill_locked(dev, "no response to disable");
-		goto out;
+		vcd_kill_locked(dev, "no response to disable", false);
+		goto unquiesce;
 	}
 	/* The card forgot them: give them back to blk-mq for a retry. */
 	vcd_blk_cancel_all(dev, VCD_HOST_CANCELLED);
@@ -834,14 +863,16 @@ void vcd_reset_work(struct work_struct *work)
 	if (!ret)
 		ret = vcd_create_io_queues(dev);
 	if (ret) {
-		vcd_kill_locked(dev, "reset failed");
-		goto out;
+		vcd_kill_locked(dev, "reset failed", true);
+		goto unquiesce;
 	}
 	dev->last_heartbeat = readl(&dev->regs->heartbeat);
 	dev->heartbeat_stamp = jiffies;
 	if (vcd_set_state(dev, VCD_STATE_RESETTING, VCD_STATE_LIVE))
 		dev_info(d, "%s: controller reset complete, %u I/O queues\n",
 			 dev->name, dev->nr_ioq);
+unquiesce:
+	/* balances the quiesce above; a kill nests its own pair inside */
 	vcd_blk_unquiesce(dev);
 out:
 	mutex_unlock(&dev->ctrl_lock);

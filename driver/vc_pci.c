@@ -320,7 +320,7 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		ret = -ENODEV;
 		goto out_stop_admin;
 	}
-	ret = vc_identify(dev, &dev->id);
+	ret = vcd_identify(dev, &dev->id);
 	if (ret) {
 		dev_err(&pdev->dev, "identify failed: %d\n", ret);
 		goto out_ctrl_disable;
@@ -426,7 +426,9 @@ static void vcd_remove(struct pci_dev *pdev)
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
-		vcd_kill(dev, "device gone");
+		vcd_kill(dev, "device gone", false);
+	else if (vcd_state(dev) != VCD_STATE_DEAD && !vcd_fw_alive(dev))
+		vcd_kill(dev, "firmware not running", false);
 
 	/* Writes back, then waits for every request (timeouts kill). */
 	vcd_blk_remove_disk(dev);
@@ -438,6 +440,13 @@ static void vcd_remove(struct pci_dev *pdev)
 		if (!vcd_ctrl_shutdown(dev))
 			dev_info(&pdev->dev,
 				 "%s: clean shutdown, write buffer durable\n",
+				 dev->name);
+		vcd_ctrl_disable(dev);
+	} else if (pci_device_is_present(pdev) && vcd_fw_alive(dev)) {
+		/* Killed for a stuck command, but the firmware runs. */
+		if (!vcd_ctrl_shutdown(dev))
+			dev_info(&pdev->dev,
+				 "%s: card was failed but shut down cleanly, write buffer durable\n",
 				 dev->name);
 		vcd_ctrl_disable(dev);
 	}

@@ -114,9 +114,10 @@ static ssize_t resets_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(resets);
 
-/* echo 1 > reset_controller: reset the controller now and wait for the outcome. */
-static ssize_t reset_controller_store(struct device *d, struct device_attribute *attr,
-			   const char *buf, size_t count)
+/* echo 1 > reset_controller: reset now and wait for the outcome. */
+static ssize_t reset_controller_store(struct device *d,
+				      struct device_attribute *attr,
+				      const char *buf, size_t count)
 {
 	struct vcd_dev *dev = to_vc(d);
 	bool val;

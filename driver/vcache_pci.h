@@ -214,6 +214,7 @@ struct vcd_dev {
 	struct vcd_queue aq;
 	spinlock_t admin_lock;	/* admin SQ/CQ, slots[], admin_live */
 	bool admin_live;	/* admin_lock */
+	u16 admin_sq_head;	/* admin_lock: from the last admin CQE */
 	struct vcd_admin_slot slots[VCD_ADMIN_SLOTS];	/* admin_lock */
 	struct semaphore admin_sem;	/* free slots */
 	atomic_t aborts_inflight;
@@ -258,6 +259,7 @@ void vcd_ring(struct vcd_dev *dev, u16 qid);
 int vcd_ctrl_disable(struct vcd_dev *dev);
 int vcd_ctrl_enable(struct vcd_dev *dev);
 int vcd_ctrl_shutdown(struct vcd_dev *dev);
+bool vcd_fw_alive(struct vcd_dev *dev);
 int vcd_queue_alloc(struct vcd_dev *dev, struct vcd_queue *q, u16 qid,
 		    u16 qsize);
 void vcd_queue_free(struct vcd_dev *dev, struct vcd_queue *q);
@@ -270,14 +272,14 @@ void vcd_admin_start(struct vcd_dev *dev);
 void vcd_admin_stop(struct vcd_dev *dev);
 int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, u32 *result);
 int vcd_admin_abort(struct vcd_dev *dev, u16 qid, u16 cid);
-int vc_identify(struct vcd_dev *dev, struct vcd_ident *id);
+int vcd_identify(struct vcd_dev *dev, struct vcd_ident *id);
 int vcd_get_health(struct vcd_dev *dev, struct vc_health_log *log);
 int vcd_create_io_queues(struct vcd_dev *dev);
 void vcd_delete_io_queues(struct vcd_dev *dev);
 void vcd_stop_io_queues(struct vcd_dev *dev);
 bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason);
 void vcd_reset_work(struct work_struct *work);
-void vcd_kill(struct vcd_dev *dev, const char *reason);
+void vcd_kill(struct vcd_dev *dev, const char *reason, bool disable);
 void vcd_watchdog_work(struct work_struct *work);
 const char *vcd_state_name(enum vcd_state state);
 const char *vcd_status_name(u16 status);
