@@ -39,6 +39,7 @@ struct run {
 	u64 n_cut_loaded;
 	struct h_io *slots[64];
 	unsigned int nslots;
+	bool cut_armed;		/* a power cut may strike any I/O */
 };
 
 enum { ERR_NONE, ERR_CACHE, ERR_BACKING, ERR_LOSSY };
@@ -115,7 +116,7 @@ static void wait_slot(struct run *r)
 static bool errors_possible(struct run *r)
 {
 	return r->errors == ERR_BACKING || r->errors == ERR_LOSSY ||
-	       simdev_power_is_cut(r->h.pw);
+	       r->cut_armed || simdev_power_is_cut(r->h.pw);
 }
 
 static void reap_done(struct run *r)
@@ -493,6 +494,7 @@ static void op_crash(struct run *r)
 	reap_all(r);
 	note(h, "power cut armed at write +%llu", (unsigned long long)k);
 	simdev_power_cut_at(h->pw, k, h_rand_below(h, 2));
+	r->cut_armed = true;
 	while (!simdev_power_is_cut(h->pw) && guard++ < 2000 && !FAILED(h)) {
 		if (h_rand_below(h, 50) == 0)
 			h_advance(h, 2000000000ULL);
@@ -503,6 +505,7 @@ static void op_crash(struct run *r)
 		simdev_power_cut(h->pw);
 	h_quiesce(h);
 	reap_all(r);
+	r->cut_armed = false;
 	r->n_crash++;
 	vc_cache_abandon(h->c);
 	h->c = NULL;

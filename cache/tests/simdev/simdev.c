@@ -91,9 +91,19 @@ static void trace_io(struct simdev *d, const struct vc_dev_io *io,
 	if (io->op != VC_DEV_FLUSH && d->trace >= 0 &&
 	    ((u64)d->trace < io->sector || (u64)d->trace >= end))
 		return;
-	fprintf(stderr, "simdev %s: %s %s sector %llu len %u flags %#x err %d\n",
+	fprintf(stderr, "simdev %s: %s %s sector %llu len %u flags %#x err %d",
 		d->dev.name, what, op_names[io->op],
 		(unsigned long long)io->sector, io->len, io->flags, err);
+	/* first words of the data, for test patterns that stamp sectors */
+	if (io->op == VC_DEV_WRITE && !err && io->len >= 32 && io->buf) {
+		u64 w[4];
+
+		vc_buf_to_mem(w, io->buf, io->buf_off, sizeof(w));
+		fprintf(stderr, " data %llx %llx %llx %llx",
+			(unsigned long long)w[0], (unsigned long long)w[1],
+			(unsigned long long)w[2], (unsigned long long)w[3]);
+	}
+	fputc('\n', stderr);
 }
 
 static u64 splitmix64(u64 *x)
@@ -230,6 +240,8 @@ static bool range_hit(struct simdev *d, const struct vc_dev_io *io,
 	return io->sector < r->end && end > r->start;
 }
 
+static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap);
+
 /* Decide the fate of @io at submission; p->lock held. */
 static int submit_checks(struct simdev *d, struct vc_dev_io *io)
 {
@@ -254,6 +266,27 @@ static int submit_checks(struct simdev *d, struct vc_dev_io *io)
 			u64 n = p->cut_meta_only ? p->meta_writes : p->writes;
 
 			if (n - p->cut_base == p->cut_at) {
+				/*
+				 * Torn mode: the interrupted write reached
+				 * the media's volatile buffer; the cut keeps
+				 * a random subset of its sectors.
+				 */
+				if (d->cut_mode == SIMDEV_CUT_RANDOM_SECTORS &&
+				    d->volatile_cache &&
+				    io->len / SECT <= d->nr_sectors &&
+				    io->sector <= d->nr_sectors - io->len / SECT) {
+					struct vc_dev_io torn = *io;
+
+					/*
+					 * Its PREFLUSH completed before the
+					 * data went out (a cut during the
+					 * preflush is the non-torn case).
+					 */
+					if (io->flags & VC_DEV_PREFLUSH)
+						persist(d, p->wseq);
+					torn.flags = 0;
+					apply(d, &torn, 0);
+				}
 				do_cut(p);
 				return -EIO;
 			}

@@ -13,8 +13,9 @@
  *  - a power domain shared by several devices (a cache card and its HDDs
  *    lose power together), with a write-index counter: "cut power when
  *    write number K (optionally counting only VC_DEV_META writes) is
- *    submitted".  Write K is not applied; from the cut on every I/O of the
- *    domain fails with -EIO until simdev_power_restore();
+ *    submitted".  Write K is not applied (in the torn mode a random subset
+ *    of its sectors is); from the cut on every I/O of the domain fails
+ *    with -EIO until simdev_power_restore();
  *  - error injection: on sector ranges (per op, for N I/Os or forever),
  *    at the K-th write of the device, or at random with a rate in ppm;
  *  - three completion models: inline (before submit returns), queued (the
