@@ -116,6 +116,9 @@ static void cache_free(struct vc_cache *c)
 {
 	u32 i;
 
+	/* let completions that just woke us leave the wait queues */
+	while (vc_atomic_add_return(&c->wakers, 0))
+		vc_cpu_relax();
 	vc_work_cancel_sync(&c->clean_work);
 	vc_work_cancel_sync(&c->defer_work);
 	vc_work_destroy(&c->clean_work);

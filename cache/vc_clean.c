@@ -407,8 +407,12 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			if (e->trigger == VC_CLEAN_AGE)
 				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
 		}
-		if ((e->lost || flushme_failed) && c->flush_active)
-			c->flush_result = -EIO;
+		if (e->lost || flushme_failed) {
+			vc_spin_lock(&c->clean_lock);
+			if (c->flush_active)
+				c->flush_result = -EIO;
+			vc_spin_unlock(&c->clean_lock);
+		}
 		if (md)
 			vc_md_mark(c, e->blk, NULL, NULL);
 	}
@@ -462,6 +466,8 @@ static void flush_check_done(struct vc_cache *c)
 		c->flush_active = false;
 		result = c->flush_result;
 		c->flush_last_result = result;
+		c->flush_results[c->flush_seq % 8] = result;
+		c->flush_done_seq = c->flush_seq;
 		done = c->flush_done;
 		arg = c->flush_done_arg;
 		c->flush_done = NULL;
@@ -516,7 +522,10 @@ void vc_clean_work_fn(vc_work_t *wk)
 	else if (dirty <= wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES))
 		c->wm_active = false;
 
-	if (c->flush_active) {
+	vc_spin_lock(&c->clean_lock);
+	active = c->flush_active;
+	vc_spin_unlock(&c->clean_lock);
+	if (active) {
 		trigger = VC_CLEAN_FLUSH;
 		filter = F_FLUSHME;
 	} else if (dirty && vc_effective_mode(c) != VC_MODE_WB) {
@@ -620,7 +629,7 @@ void vc_cleaner_free(struct vc_cache *c)
 
 /* ------------------------------------------------------ flush on demand */
 static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
-		       void *arg)
+		       void *arg, u64 *seq)
 {
 	u64 marked = 0;
 	u32 si;
@@ -634,6 +643,8 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		return -EBUSY;
 	}
 	c->flush_active = true;
+	c->flush_target = 0;
+	*seq = ++c->flush_seq;
 	c->flush_dev = dev_id;
 	c->flush_result = 0;
 	c->flush_done = done;
@@ -666,14 +677,32 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		}
 		vc_spin_unlock(&s->lock);
 	}
+	vc_spin_lock(&c->clean_lock);
 	c->flush_target = marked;
+	vc_spin_unlock(&c->clean_lock);
 	vc_atomic64_add(&c->flush_remaining, (s64)marked - (1LL << 62));
 	vc_cache_kick_cleaner(c);
 	flush_check_done(c);
 	return 0;
 }
 
+struct flush_wait {
+	struct vc_cache *c;
+	u64 seq;
+};
+
 static bool flush_over(void *arg)
+{
+	struct flush_wait *fw = arg;
+	bool over;
+
+	vc_spin_lock(&fw->c->clean_lock);
+	over = fw->c->flush_done_seq >= fw->seq;
+	vc_spin_unlock(&fw->c->clean_lock);
+	return over;
+}
+
+static bool flush_idle(void *arg)
 {
 	struct vc_cache *c = arg;
 	bool active;
@@ -700,15 +729,17 @@ void vc_cache_flush_get_progress(struct vc_cache *c,
 	vc_spin_unlock(&c->clean_lock);
 }
 
-void vc_cache_flush_cancel(struct vc_cache *c)
+static void flush_cancel_seq(struct vc_cache *c, u64 seq)
 {
 	vc_flush_done_fn done = NULL;
 	void *arg = NULL;
 
 	vc_spin_lock(&c->clean_lock);
-	if (c->flush_active) {
+	if (c->flush_active && (!seq || c->flush_seq == seq)) {
 		c->flush_active = false;
 		c->flush_last_result = -EINTR;
+		c->flush_results[c->flush_seq % 8] = -EINTR;
+		c->flush_done_seq = c->flush_seq;
 		done = c->flush_done;
 		arg = c->flush_done_arg;
 		c->flush_done = NULL;
@@ -719,38 +750,60 @@ void vc_cache_flush_cancel(struct vc_cache *c)
 	vc_waitq_wake_all(&c->flush_wq);
 }
 
+void vc_cache_flush_cancel(struct vc_cache *c)
+{
+	flush_cancel_seq(c, 0);
+}
+
 int vc_cache_flush_start(struct vc_cache *c, u32 dev_id,
 			 vc_flush_done_fn done, void *arg)
 {
-	return flush_begin(c, dev_id, done, arg);
+	u64 seq;
+
+	return flush_begin(c, dev_id, done, arg, &seq);
 }
 
+/*
+ * Blocking flush.  If another flush runs, wait for it to end first (then
+ * start ours): concurrent callers each get a complete flush.
+ */
 int vc_cache_flush(struct vc_cache *c, u32 dev_id,
 		   vc_flush_progress_fn progress, void *arg)
 {
 	struct vc_flush_progress p;
+	struct flush_wait fw = { .c = c };
 	int err;
 
-	err = flush_begin(c, dev_id, NULL, NULL);
+	for (;;) {
+		err = flush_begin(c, dev_id, NULL, NULL, &fw.seq);
+		if (err != -EBUSY)
+			break;
+		err = vc_waitq_wait(&c->flush_wq, flush_idle, c, true, 0);
+		if (err)
+			return err == -EDEADLK ? -EBUSY : err;
+	}
 	if (err)
 		return err;
 	for (;;) {
-		err = vc_waitq_wait(&c->flush_wq, flush_over, c, true,
+		err = vc_waitq_wait(&c->flush_wq, flush_over, &fw, true,
 				    100000000ULL);
 		vc_cache_flush_get_progress(c, &p);
 		if (!err)
 			break;
 		if (err == -ETIMEDOUT) {
 			if (progress && progress(arg, &p)) {
-				vc_cache_flush_cancel(c);
+				flush_cancel_seq(c, fw.seq);
 				return -EINTR;
 			}
 			continue;
 		}
-		vc_cache_flush_cancel(c);
+		flush_cancel_seq(c, fw.seq);
 		return err;
 	}
 	if (progress)
 		progress(arg, &p);
-	return p.result;
+	vc_spin_lock(&c->clean_lock);
+	err = c->flush_results[fw.seq % 8];
+	vc_spin_unlock(&c->clean_lock);
+	return err;
 }

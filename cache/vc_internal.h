@@ -228,6 +228,11 @@ struct vc_cache {
 
 	/* host requests in flight */
 	vc_atomic_t host_inflight;
+	/*
+	 * Completions between dropping an in-flight count and returning
+	 * from the wake-up that may let shutdown free the cache.
+	 */
+	vc_atomic_t wakers;
 	vc_waitq_t io_wq;
 
 	/* cleaner */
@@ -258,6 +263,9 @@ struct vc_cache {
 	vc_atomic64_t flush_remaining;
 	int flush_result;
 	int flush_last_result;
+	u64 flush_seq;		/* flushes started */
+	u64 flush_done_seq;	/* last flush finished */
+	int flush_results[8];	/* result of flush n at [n % 8] */
 	vc_flush_done_fn flush_done;
 	void *flush_done_arg;
 	vc_waitq_t flush_wq;

@@ -849,9 +849,11 @@ static void hio_complete(struct vc_cache *c, struct vc_host_io *hio)
 		vc_stat_add(VC_STAT_IDX(c, lat, cls * VC_LAT_BUCKETS +
 					lat_bucket(vc_now_ns() - hio->start_ns)), 1);
 	hio->end_io(hio, vc_atomic_read(&hio->error));
+	vc_atomic_inc(&c->wakers);	/* @c may not be freed under us */
 	vc_atomic_dec(&c->bdev[dev].inflight);
 	if (vc_atomic_dec_and_test(&c->host_inflight))
 		vc_waitq_wake_all(&c->io_wq);
+	vc_atomic_dec(&c->wakers);
 }
 
 static void discard_down_end(struct vc_dev_io *io, int err)

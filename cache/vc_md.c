@@ -15,16 +15,26 @@ struct sync_io {
 	struct vc_dev_io io;
 	vc_waitq_t wq;
 	vc_atomic_t done;
+	vc_atomic_t refs;	/* waiter + completion: last one frees */
 	int err;
 };
+
+static void sync_put(struct sync_io *s)
+{
+	if (vc_atomic_dec_and_test(&s->refs)) {
+		vc_waitq_destroy(&s->wq);
+		vc_free(s);
+	}
+}
 
 static void sync_end(struct vc_dev_io *io, int err)
 {
 	struct sync_io *s = vc_container_of(io, struct sync_io, io);
 
 	s->err = err;
-	vc_atomic_set(&s->done, 1);
+	vc_atomic_add_return(&s->done, 1);	/* full barrier: publishes err */
 	vc_waitq_wake_all(&s->wq);
+	sync_put(s);
 }
 
 static bool sync_done(void *arg)
@@ -43,6 +53,7 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	if (!s)
 		return -ENOMEM;
 	vc_waitq_init(&s->wq);
+	vc_atomic_set(&s->refs, 2);
 	s->io.dev = dev;
 	s->io.op = op;
 	s->io.flags = flags;
@@ -54,8 +65,7 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	err = vc_waitq_wait(&s->wq, sync_done, s, false, 0);
 	if (!err)
 		err = s->err;
-	vc_waitq_destroy(&s->wq);
-	vc_free(s);
+	sync_put(s);
 	return err;
 }
 
@@ -189,8 +199,10 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 	if (again) {
 		md_submit(c, idx, next);
 	} else {
+		vc_atomic_inc(&c->wakers);
 		vc_atomic_dec(&c->md_inflight);
 		vc_waitq_wake_all(&c->md_wq);
+		vc_atomic_dec(&c->wakers);
 	}
 	while (done) {
 		w = done;

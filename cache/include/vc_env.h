@@ -125,6 +125,7 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  *   u64 vc_load_u64(const u64 *p);
  *   void vc_store_u64(u64 *p, u64 v);
  *   void vc_smp_mb(void);
+ *   void vc_cpu_relax(void);      (busy-wait hint: cpu_relax / sched_yield)
  */
 
 /* ---------------------------------------------------------------------

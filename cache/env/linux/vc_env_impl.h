@@ -95,6 +95,7 @@ static inline s64 vc_atomic64_cmpxchg(vc_atomic64_t *a, s64 o, s64 n) { return a
 static inline u64 vc_load_u64(const u64 *p) { return READ_ONCE(*p); }
 static inline void vc_store_u64(u64 *p, u64 v) { WRITE_ONCE(*p, v); }
 static inline void vc_smp_mb(void) { smp_mb(); }
+static inline void vc_cpu_relax(void) { cpu_relax(); }
 
 /* ---- memory ---- */
 #define VC_GFP_KERNEL	0u

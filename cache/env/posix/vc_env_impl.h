@@ -101,6 +101,8 @@ static inline s64 vc_atomic64_cmpxchg(vc_atomic64_t *a, s64 old, s64 new_)
 static inline u64 vc_load_u64(const u64 *p) { return __atomic_load_n(p, VC_RLX); }
 static inline void vc_store_u64(u64 *p, u64 v) { __atomic_store_n(p, v, VC_RLX); }
 static inline void vc_smp_mb(void) { __atomic_thread_fence(VC_SEQ); }
+int sched_yield(void);
+static inline void vc_cpu_relax(void) { sched_yield(); }
 
 /* ---- memory ---- */
 #define VC_GFP_KERNEL	0u
