@@ -1342,7 +1342,7 @@ static void sq_fetch(unsigned q)
 {
 	struct sq *sq = &C.sq[q];
 	uint32_t tail;
-	unsigned n = 0;
+	int single;
 
 	if (!sq->valid || C.fatal)
 		return;
@@ -1355,6 +1355,8 @@ static void sq_fetch(unsigned q)
 		go_fatal(why);
 		return;
 	}
+	/* exactly one new command: maybe run it here (see below) */
+	single = (sq->head + 1) % sq->size == tail;
 	while (sq->head != tail && sq->valid) {
 		struct cmd *c = malloc(sizeof(*c));
 
@@ -1371,7 +1373,6 @@ static void sq_fetch(unsigned q)
 		c->epoch = atomic_load(&C.epoch);
 		c->result = 0;
 		c->status = 0;
-		n++;
 		fw_trace("sqe sq %u cid %u op 0x%02x flags %u slba %" PRIu64 " nlb %u nseg %u dlen %u",
 			 q, c->sqe.cid, c->sqe.opcode, c->sqe.flags,
 			 (uint64_t)c->sqe.rw.slba, c->sqe.rw.nlb, c->sqe.nseg,
@@ -1389,6 +1390,20 @@ static void sq_fetch(unsigned q)
 			c->next = C.parked;
 			C.parked = c;
 			C.nparked++;
+		} else if (single && !C.work_head && !C.dma_active &&
+			   (c->sqe.opcode == VC_CMD_READ ||
+			    (c->sqe.opcode == VC_CMD_WRITE &&
+			     !(c->sqe.flags & VC_SQE_F_FUA)))) {
+			/*
+			 * Queue depth 1: a lone read or buffered write runs
+			 * in the poller, saving a thread hand-off (which costs
+			 * most when QEMU's vCPU threads keep the CPUs busy).
+			 * Commands that may block for long (flush, FUA,
+			 * zeroes) always go to the workers.
+			 */
+			pthread_mutex_unlock(&C.lock);
+			exec_io(c);
+			continue;
 		} else {
 			*C.work_tail = c;
 			C.work_tail = &c->next;
@@ -1396,7 +1411,6 @@ static void sq_fetch(unsigned q)
 		}
 		pthread_mutex_unlock(&C.lock);
 	}
-	(void)n;
 }
 
 static void retry_backlogs(int *pending)
@@ -1431,7 +1445,9 @@ static void *poller_main(void *arg)
 	int backlog = 0;
 
 	(void)arg;
-	if (ep < 0 || tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+	xbuf = malloc(MAX_XFER);	/* for commands run inline */
+	if (!xbuf || ep < 0 || tfd < 0 ||
+	    timerfd_settime(tfd, 0, &its, NULL) < 0) {
 		fw_log("poller: cannot set up epoll/timerfd: %s", strerror(errno));
 		exit(1);
 	}
@@ -1495,6 +1511,7 @@ static void *poller_main(void *arg)
 	}
 	close(ep);
 	close(tfd);
+	free(xbuf);
 	return NULL;
 }
 
