@@ -631,7 +631,7 @@ void vc_cleaner_free(struct vc_cache *c)
 static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		       void *arg, u64 *seq)
 {
-	u64 marked = 0;
+	u64 marked = 0, absent = 0;
 	u32 si;
 
 	if (dev_id != VC_DEV_ID_ALL &&
@@ -666,6 +666,12 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 				    (dev_id == VC_DEV_ID_ALL ||
 				     vc_key_dev(w) == dev_id);
 
+			/* blocks of absent devices wait for them: skip */
+			if (want && !c->bdev[vc_key_dev(w)].dev) {
+				want = false;
+				absent++;
+			}
+
 			if (w & B_FLUSHME)
 				w &= ~B_FLUSHME;	/* stale mark */
 			if (want) {
@@ -679,6 +685,8 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 	}
 	vc_spin_lock(&c->clean_lock);
 	c->flush_target = marked;
+	if (absent)
+		c->flush_result = -ENODEV;	/* not everything can go home */
 	vc_spin_unlock(&c->clean_lock);
 	vc_atomic64_add(&c->flush_remaining, (s64)marked - (1LL << 62));
 	vc_cache_kick_cleaner(c);

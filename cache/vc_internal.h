@@ -36,8 +36,10 @@
  *               for other data while set
  *   BUSY        exclusive operation (fill, write, invalidation) in flight;
  *               other requests for the block wait on the deferred list
- *   CLEANING    being written back (reads may proceed; a write sets
- *               REDIRTY so the block stays dirty)
+ *   CLEANING    being written back: reads proceed, writes and discards
+ *               wait (the cleaner's copy and host data never race home)
+ *   REDIRTY     defensive: set if a write completes on a CLEANING block
+ *               (cannot happen while writes wait); keeps it dirty
  *   FLUSHME     part of the running flush-on-demand
  *   EPOCH       dirty-age epoch (3 bits) of the first dirtying write
  *   READERS     reads from the cache block in flight (4 bits)

@@ -661,7 +661,12 @@ static void dispatch_write(struct vc_req *r)
 	blk = vc_lookup(c, s, r->key);
 	if (blk != ~0u) {
 		w = c->words[blk];
-		if (w & (B_BUSY | B_READERS_MASK)) {
+		/*
+		 * Writes wait while the block is being written back: the
+		 * cleaner's copy and the host's data must not race to the
+		 * backing device, nor the block change under the cleaner.
+		 */
+		if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
 			vc_defer(c, r);
 			vc_spin_unlock(&s->lock);
 			return;
@@ -671,12 +676,6 @@ static void dispatch_write(struct vc_req *r)
 			vc_stat_add(VC_STAT(c, write_hits), 1);
 		}
 		r->blk = blk;
-		/*
-		 * A write-back of this block may be reading it now: whatever
-		 * it writes home, the block must stay dirty.
-		 */
-		if (w & B_CLEANING)
-			w |= B_REDIRTY;
 		if (m == VC_MODE_WB && byp < 0) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);

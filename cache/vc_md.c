@@ -397,13 +397,17 @@ int vc_md_write_dev(struct vc_cache *c, u32 id)
 	int err = -ENOMEM;
 
 	if (b && ds) {
+		int tries = 3;
+
 		dev_fill(c, id, ds);
 		vc_buf_from_mem(b, 0, ds, sizeof(*ds));
-		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
-				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
-				 VC_DEVTAB_SECTOR + id, VC_SECTOR_SIZE, b);
-		vc_stat_add(VC_STAT(c, md_writes), 1);
-		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+		do {	/* a transient error should not fail attach/detach */
+			err = vc_sync_io(c->cdev, VC_DEV_WRITE,
+					 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
+					 VC_DEVTAB_SECTOR + id, VC_SECTOR_SIZE, b);
+			vc_stat_add(VC_STAT(c, md_writes), 1);
+			vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+		} while (err == -EIO && --tries);
 	}
 	vc_free(ds);
 	vc_buf_free(b);
