@@ -31,6 +31,8 @@ static const u64 bdev_sectors[3] = {
 	FUZZ_BACKING_SECTORS, 64, FUZZ_BACKING_SECTORS / 2,
 };
 static u64 fake_now = 1000000000ULL;
+static u64 jumped;		/* virtual ns skipped by waits this input */
+#define FUZZ_HANG_NS	(3600ULL * 1000000000ULL)
 
 static u64 fuzz_clock(void *ctx)
 {
@@ -43,13 +45,24 @@ static bool fuzz_pump(void *ctx)
 	u64 next;
 
 	(void)ctx;
-	if (vc_posix_run_work())
+	if (vc_posix_run_work() && jumped < FUZZ_HANG_NS)
 		return true;
 	next = vc_posix_next_work_ns();
-	if (next == ~0ULL)
-		return false;
+	if (next == ~0ULL || jumped >= FUZZ_HANG_NS)
+		return false;	/* the engine's wait fails with -EDEADLK */
+	jumped += next > fake_now ? next - fake_now : 1000000;
 	fake_now = next > fake_now ? next : fake_now + 1000000;
 	return true;
+}
+
+/* An engine wait that never ends is a bug: report it as a crash. */
+static void check_hang(int ret, const char *what)
+{
+	if (ret == -EDEADLK) {
+		fprintf(stderr, "fuzz: %s hung (no progress for an hour of virtual time)\n",
+			what);
+		abort();
+	}
 }
 
 static void setup(void)
@@ -145,7 +158,8 @@ static void host_io(struct vc_cache *c, u32 id, int op, u64 sector, u32 len,
 	hio.end_io = end_io;
 	hio.private = &d;
 	vc_cache_submit(c, &hio);
-	while (!d.called && guard++ < 10000)
+	jumped = 0;
+	while (!d.called && guard++ < 100000)
 		if (!fuzz_pump(NULL))
 			break;
 	if (d.called != 1) {
@@ -179,6 +193,7 @@ int fuzz_one(const u8 *data, size_t size)
 	if (flags & 1)
 		fuzz_fix_crcs(img, FUZZ_IMG_BYTES / 512, flags & 2);
 	/* the whole device: image at the start, zeroes after */
+	jumped = 0;
 	simdev_poke(cdev, 0, img, sizeof(img));
 	memset(buf, 0, sizeof(buf));
 	for (i = FUZZ_IMG_BYTES / 512; i < FUZZ_CACHE_SECTORS; i += 128)
@@ -214,8 +229,15 @@ int fuzz_one(const u8 *data, size_t size)
 			host_io(c, id, VC_OP_READ, sec, 8192, buf);
 			host_io(c, id, VC_OP_WRITE, sec + 8, 4096, buf);
 		}
-		vc_cache_flush(c, VC_DEV_ID_ALL, NULL, NULL);
+		/*
+		 * This device only: flushing all would wait for ever on
+		 * dirty blocks of devices that are not attached (known
+		 * engine bug, test_flush_all_with_absent_device).
+		 */
+		jumped = 0;
+		check_hang(vc_cache_flush(c, id, NULL, NULL), "flush");
 	}
-	vc_cache_shutdown(c, 0);
+	jumped = 0;
+	check_hang(vc_cache_shutdown(c, 0), "shutdown");
 	return 0;
 }
