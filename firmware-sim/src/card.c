@@ -45,6 +45,7 @@
 #define MAX_XFER	(1u << 20)
 #define MAX_SGE		256
 #define MAX_FAULTS	32
+#define MAX_RETIRED	4096
 
 struct cmd {
 	struct cmd *next;
@@ -113,6 +114,8 @@ static struct card {
 	int listen_fd, client_fd, ctl_fd, sig_fd;
 	int my_efd[MAX_VEC];		/* doorbells: the guest rings these */
 	int irq_efd[MAX_VEC];		/* guest vectors: we ring these */
+	int retired[MAX_RETIRED];	/* irq eventfds of earlier guests */
+	int nretired;
 	int wake_efd;			/* poke the poller */
 	int next_id;
 	atomic_int connected;
@@ -399,7 +402,8 @@ static void raise_irq(unsigned vec)
 	if (vec >= C.nvec)
 		return;
 	fwc.irqs++;
-	if (write(C.irq_efd[vec], &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (write(__atomic_load_n(&C.irq_efd[vec], __ATOMIC_ACQUIRE), &one,
+		  sizeof(one)) < 0 && errno != EAGAIN)
 		fw_log("irq: cannot signal vector %u: %s", vec, strerror(errno));
 }
 
@@ -1576,6 +1580,8 @@ static int client_handshake(int fd, int id)
 	return 0;
 }
 
+static void client_disconnect(void);
+
 static void client_connect(void)
 {
 	int fd = accept4(C.listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -1584,9 +1590,13 @@ static void client_connect(void)
 	if (fd < 0)
 		return;
 	if (C.client_fd >= 0) {
-		fw_log("ivshmem: refusing a second client (one guest per card)");
-		close(fd);
-		return;
+		/*
+		 * One guest per card.  A new connection while the old one is
+		 * still open is a re-plug (device_del + device_add with a new
+		 * chardev, or a QEMU that reconnects): the newcomer wins.
+		 */
+		fw_log("ivshmem: a new client replaces the connected guest");
+		client_disconnect();
 	}
 	id = C.next_id++;
 	if (C.next_id > 65535)
@@ -1621,6 +1631,22 @@ static void client_disconnect(void)
 	csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	wr32(&C.regs->cc, 0);
 	gm_close();
+	/*
+	 * The next guest gets its own interrupt eventfds: a QEMU that is
+	 * still alive must not steal its interrupts.  The old ones stay open
+	 * until exit (a completion racing with this may still write one).
+	 */
+	for (unsigned v = 0; v < C.nvec; v++) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
+			break;
+		if (C.nretired < MAX_RETIRED)
+			C.retired[C.nretired++] = C.irq_efd[v];
+		else
+			close(C.irq_efd[v]);
+		__atomic_store_n(&C.irq_efd[v], fd, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&C.state_lock);
 }
 
@@ -2050,6 +2076,8 @@ static void card_free(void)
 	free(C.heap);
 	free(C.workers);
 	gm_close();
+	for (int i = 0; i < C.nretired; i++)
+		close(C.retired[i]);
 	munmap(C.shm, C.o->shm_size);
 	close(C.shm_fd);
 }

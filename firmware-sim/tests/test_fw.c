@@ -1182,15 +1182,26 @@ static int t_reconnect(struct env *e)
 	CHECK(!env_connect(e, 2, 16), "%s", e->h.err);
 	CHECK(e->h.id == 2, "second client id %d", e->h.id);
 	CHECK_ST(rd_check(e, 2, 7, 3, 8), 0);
-	/* a second simultaneous client is refused */
+	/* a new client while one is connected replaces it (re-plug) */
 	{
-		struct fakehost h2;
+		struct fakehost old = e->h;
+		struct vc_cqe c;
 
-		CHECK(fh_connect(&h2, e->sock, e->mem, MEM_SIZE, 3) == -1,
-		      "second client accepted");
-		fh_close(&h2);
+		unlink(e->mem);	/* the new QEMU's RAM file */
+		CHECK(!fh_connect(&e->h, e->sock, e->mem, MEM_SIZE, 3), "%s",
+		      e->h.err);
+		CHECK(e->h.id == 3, "third client id %d", e->h.id);
+		CHECK(!fh_enable(&e->h, 16, 5000), "%s", e->h.err);
+		CHECK_ST(fh_create_ioq(&e->h, 1, 16), 0);
+		CHECK_ST(rd_check(e, 1, 7, 3, 8), 0);
+		/* the replaced guest gets no interrupt any more */
+		CHECK(fh_reap(&old, 1, &c, 100) == -1, "old guest interrupted");
+		fh_close(&old);
+		usleep(100000);
+		CHECK(waitpid(e->pid, NULL, WNOHANG) == 0,
+		      "closing the replaced connection stopped the card");
+		CHECK_ST(rd_check(e, 1, 7, 3, 8), 0);
 	}
-	CHECK_ST(rd_check(e, 1, 7, 3, 8), 0);
 	CHECK(env_kill(e, SIGINT) == 0, "SIGINT exit");
 	return 0;
 }
