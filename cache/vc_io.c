@@ -494,6 +494,46 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	req_done(r, err);
 }
 
+static void write_piece_home(struct vc_req *r)
+{
+	note_backing_io(r->c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
+		r->sector, r->len, r->hio->buf, r->hio->buf_off + r->hoff,
+		wb_fallback_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/* The rest of the dirty block was read back: send the whole block home. */
+static void rmw_read_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+
+	if (err) {
+		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
+		vc_stat_add(VC_STAT(c, lost_blocks), 1);
+		vc_log_err("%s: cache errors on dirty block %u: its other data is lost",
+			   c->cdev->name, r->blk);
+		write_piece_home(r);
+		return;
+	}
+	vc_buf_copy(r->bounce, r->off, r->hio->buf, r->hio->buf_off + r->hoff,
+		    r->len);
+	note_backing_io(c);
+	/* FUA: the block's dirty record is cleared right after */
+	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, VC_DEV_FUA,
+		vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
+		c->block_size, r->bounce, 0, wb_fallback_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/*
+ * A write to a cached block failed on the cache device (data or record).
+ * The host data goes home instead and the block is dropped.  If the block
+ * held other dirty data (a partial write), that is read back from the
+ * cache and written home with it, so nothing is lost unless the read fails
+ * too.  @r holds the block BUSY.
+ */
 static void wb_fallback(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -504,15 +544,21 @@ static void wb_fallback(struct vc_req *r)
 	partial_dirty = (c->words[r->blk] & B_DIRTY) && !r->newdirty &&
 			r->len != c->block_size;
 	vc_spin_unlock(&s->lock);
-	if (partial_dirty) {
-		vc_stat_add(VC_STAT(c, lost_blocks), 1);
-		vc_log_err("%s: cache write error on dirty block %u: its other data is lost",
-			   c->cdev->name, r->blk);
+	if (!partial_dirty) {
+		write_piece_home(r);
+		return;
 	}
-	note_backing_io(c);
-	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
-		r->sector, r->len, r->hio->buf, r->hio->buf_off + r->hoff,
-		wb_fallback_end, r);
+	if (!(c->flags & VC_CFG_NODATA) && !r->bounce)
+		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
+	if (!(c->flags & VC_CFG_NODATA) && !r->bounce) {
+		vc_stat_add(VC_STAT(c, lost_blocks), 1);
+		vc_log_err("%s: no memory to save dirty block %u: its other data is lost",
+			   c->cdev->name, r->blk);
+		write_piece_home(r);
+		return;
+	}
+	io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, blk_sector(c, r->blk),
+		c->block_size, r->bounce, 0, rmw_read_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -591,6 +637,13 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	s = vc_set_of_blk(c, r->blk);
 	vc_spin_lock(&s->lock);
 	w = c->words[r->blk];
+	if (r->err_cache && !r->err_back && (w & B_DIRTY) &&
+	    r->len != c->block_size) {
+		/* save the rest of the dirty block before dropping it */
+		vc_spin_unlock(&s->lock);
+		wb_fallback(r);
+		return;
+	}
 	if (r->err_cache || (r->err_back && !(w & B_DIRTY))) {
 		/* cache copy unusable, or it disagrees with the backing dev */
 		lost = r->err_cache && (w & B_DIRTY) && r->len != c->block_size;
