@@ -94,6 +94,9 @@ static int vcd_wait_csts(struct vcd_dev *dev, u32 mask, u32 val, u32 *csts)
 			return -ENODEV;
 		if ((*csts & mask) == val)
 			return 0;
+		/* waiting for RDY: a fatal status will not go away by itself */
+		if ((val & VC_CSTS_RDY) && (*csts & VC_CSTS_CFS))
+			return -EIO;
 		if (time_after(jiffies, deadline))
 			return -ETIMEDOUT;
 		usleep_range(1000, 2000);

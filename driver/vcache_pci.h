@@ -81,7 +81,7 @@
 #define VCD_ADMIN_DEPTH		32	/* admin SQ/CQ entries */
 #define VCD_ADMIN_SLOTS		16	/* admin commands in flight */
 #define VCD_MAX_ABORTS		4	/* VC_ADM_ABORT in flight */
-#define VCD_MAX_RETRIES		3	/* requeues of one request */
+#define VCD_MAX_RETRIES		5	/* requeues of one request */
 #define VCD_MAX_QSIZE		4096	/* cid: 12-bit tag + 4-bit gen */
 #define VCD_CID_GEN_SHIFT	12
 #define VCD_CID_TAG_MASK		((1u << VCD_CID_GEN_SHIFT) - 1)
