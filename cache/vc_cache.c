@@ -161,7 +161,8 @@ static int cache_init(struct vc_cache *c)
 				  c->params[VC_P_SEQ_THRESHOLD_KIB],
 				  c->params[VC_P_SEQ_ENABLE] != 0);
 	if (!err)
-		err = vc_pidlist_init(&c->pids, VC_PIDLIST_DEF_CAP, NULL, NULL);
+		err = vc_pidlist_init(&c->pids, VC_PIDLIST_DEF_CAP,
+				      vc_env_pid_alive, NULL);
 	if (!err)
 		err = vc_pidlist_set_mode(&c->pids,
 					  (enum vc_pid_mode)c->params[VC_P_PID_MODE]);

@@ -516,6 +516,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 	vc_md_retry(c);
 	if (stop)
 		return;
+	vc_pidlist_tick(&c->pids, now);	/* expire exited processes */
 
 	if (dirty >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES))
 		c->wm_active = true;

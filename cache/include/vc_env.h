@@ -146,6 +146,15 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  */
 
 /* ---------------------------------------------------------------------
+ * Processes: does a process or thread with this id exist?  (PID lists
+ * drop entries of exited processes.)  Kernel: find_get_pid().  Posix:
+ * "always" unless a program installs a checker (vc_posix_set_pid_alive),
+ * so tests and simulators stay deterministic.
+ *
+ *   bool vc_env_pid_alive(void *ctx, s32 pid);
+ */
+
+/* ---------------------------------------------------------------------
  * Time: monotonic nanoseconds.  The posix environment lets a program
  * install a virtual clock (vc_posix_set_clock()); the engine never reads
  * any other clock, so a simulator controls all of its timing.

@@ -112,6 +112,9 @@ static inline void vc_free(void *p) { kfree(p); }
 void *vc_large_zalloc(size_t size);
 static inline void vc_large_free(void *p) { kvfree(p); }
 
+/* ---- processes ---- */
+bool vc_env_pid_alive(void *ctx, s32 pid);
+
 /* ---- time ---- */
 static inline u64 vc_now_ns(void) { return ktime_get_ns(); }
 

@@ -6,6 +6,7 @@
 #include <linux/blkdev.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/pid.h>
 
 #include "vc_linux.h"
 
@@ -41,6 +42,14 @@ void *vc_large_zalloc(size_t size)
 	if (size <= 16 * PAGE_SIZE)
 		return kvzalloc(size, GFP_KERNEL);
 	return vzalloc(size);
+}
+
+bool vc_env_pid_alive(void *ctx, s32 pid)
+{
+	struct pid *p = find_get_pid(pid);
+
+	put_pid(p);
+	return p != NULL;
 }
 
 /* ------------------------------------------------------------ waiting */

@@ -114,6 +114,9 @@ void vc_free(void *p);
 void *vc_large_zalloc(size_t size);
 void vc_large_free(void *p);
 
+/* ---- processes ---- */
+bool vc_env_pid_alive(void *ctx, s32 pid);
+
 /* ---- time ---- */
 u64 vc_now_ns(void);
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
+#include <errno.h>
 
 #include "vc_posix.h"
 
@@ -95,6 +97,31 @@ void *vc_large_zalloc(size_t size)
 void vc_large_free(void *p)
 {
 	free(p);
+}
+
+/* ---------------------------------------------------------- processes */
+static bool (*pid_alive_fn)(void *ctx, s32 pid);
+static void *pid_alive_ctx;
+
+void vc_posix_set_pid_alive(bool (*fn)(void *ctx, s32 pid), void *ctx)
+{
+	pid_alive_ctx = ctx;
+	__atomic_store_n(&pid_alive_fn, fn, __ATOMIC_SEQ_CST);
+}
+
+bool vc_posix_pid_alive_kill(void *ctx, s32 pid)
+{
+	(void)ctx;
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool vc_env_pid_alive(void *ctx, s32 pid)
+{
+	bool (*fn)(void *ctx, s32 pid) =
+		__atomic_load_n(&pid_alive_fn, __ATOMIC_SEQ_CST);
+
+	(void)ctx;
+	return fn ? fn(pid_alive_ctx, pid) : true;
 }
 
 /* --------------------------------------------------------------- time */

@@ -43,6 +43,13 @@ void vc_posix_set_pump(bool (*pump)(void *ctx), void *ctx);
 void vc_posix_interrupt(void);
 void vc_posix_clear_interrupt(void);
 
+/*
+ * PID liveness for PID-list expiry: NULL (default) = every pid is alive;
+ * vc_posix_pid_alive_kill checks the real system with kill(pid, 0).
+ */
+void vc_posix_set_pid_alive(bool (*fn)(void *ctx, s32 pid), void *ctx);
+bool vc_posix_pid_alive_kill(void *ctx, s32 pid);
+
 /* 0 = silent, 1 = errors, 2 = +warnings, 3 = +info (default 1). */
 void vc_posix_set_log_level(int level);
 

@@ -279,6 +279,34 @@ static void test_pid_lists(void **st)
 	t_teardown(&t);
 }
 
+static s32 dead_pid;
+
+static bool fake_alive(void *ctx, s32 pid)
+{
+	(void)ctx;
+	return pid != dead_pid;
+}
+
+static void test_pid_expiry(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WT);
+	struct tenv t;
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	vc_posix_set_pid_alive(fake_alive, NULL);
+	dead_pid = 0;
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_PID_DENY, 555), 0);
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_PID_DENY, 556), 0);
+	dead_pid = 555;		/* process 555 exits */
+	t_advance_ms(12000);	/* the cleaner's tick expires it */
+	assert_false(vc_pidlist_contains(vc_cache_pidlist(t.c), VC_PID_DENY, 555, 555));
+	assert_true(vc_pidlist_contains(vc_cache_pidlist(t.c), VC_PID_DENY, 556, 556));
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_PID_DENY, 555), -ESRCH);
+	vc_posix_set_pid_alive(NULL, NULL);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_seq_bypass),
 		cmocka_unit_test(test_pid_lists),
+		cmocka_unit_test(test_pid_expiry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
