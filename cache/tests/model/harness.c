@@ -406,7 +406,8 @@ static void check_read(struct harness *h, struct h_io *io)
 			continue;
 		if (v == hd->cur[s] && v != 0)
 			continue;
-		if (h->lossy && v > 0 && v <= hd->hi[s]) {
+		/* lost data: anything this sector ever held, or zeroes */
+		if (h->lossy && v >= 0 && v <= hd->hi[s]) {
 			h->stale_tolerated++;
 			continue;
 		}
@@ -736,7 +737,7 @@ void h_verify_after_crash(struct harness *h)
 					     || (u32)v == hd->alt[s];
 				else
 					ok = false;
-				if (!ok && h->lossy && v > 0 &&
+				if (!ok && h->lossy && v >= 0 &&
 				    (u32)v <= hd->hi[s]) {
 					h->stale_tolerated++;
 					ok = true;

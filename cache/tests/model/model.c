@@ -580,12 +580,16 @@ int main(int argc, char **argv)
 	struct vc_stats st;
 	u64 i, t0;
 	int c, ret, trace_dev = 0;
+	bool seed_given = false;
 	long long trace_sector = -1;
 
 	r->ops = 200000;
 	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:vT:", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 's':
+			o.seed = strtoull(optarg, NULL, 0);
+			seed_given = true;
+			break;
 		case 'n': r->ops = strtoull(optarg, NULL, 0); break;
 		case 'd': o.ndev = (u32)strtoul(optarg, NULL, 0); break;
 		case 'q': r->queued = true; break;
@@ -718,11 +722,15 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.degradations,
 	       vc_mode_name(st.mode));
 	ret = FAILED(h) ? 1 : 0;
-	if (ret)
-		printf("model: FAILED (%llu failures); replay with --seed %llu --ops %llu%s%s\n",
-		       (unsigned long long)h->failures,
-		       (unsigned long long)o.seed, (unsigned long long)r->ops,
-		       r->queued ? " --queued" : "", r->crash ? " --crash" : "");
+	if (ret) {
+		printf("model: FAILED (%llu failures); replay:",
+		       (unsigned long long)h->failures);
+		for (c = 0; c < argc; c++)
+			printf(" %s", argv[c]);
+		if (!seed_given)
+			printf(" --seed %llu", (unsigned long long)o.seed);
+		printf("\n");
+	}
 	else
 		printf("model: OK\n");
 	h_fini(h);

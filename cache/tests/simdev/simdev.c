@@ -64,6 +64,7 @@ struct simdev {
 	u8 *cur;			/* what a reader sees */
 	u8 *dur;			/* durable; == cur without a cache */
 	u64 *wseq;			/* per sector: pending write stamp, 0 */
+	u64 *pstart;			/* stamp of the oldest write it replaced */
 	u64 *dirty;			/* sectors with wseq != 0 (maybe stale) */
 	size_t ndirty, capdirty;
 	u8 *listed;			/* sector is in dirty[] */
@@ -137,6 +138,13 @@ static void *xcalloc(size_t n, size_t sz)
 
 static void mark_dirty(struct simdev *d, u64 s, u64 seq)
 {
+	/*
+	 * The volatile cache keeps only the newest data of a sector; a FLUSH
+	 * that covers an older write it replaced must persist it (the newer
+	 * data may go out with it, as on a real device).
+	 */
+	if (!d->wseq[s])
+		d->pstart[s] = seq;
 	d->wseq[s] = seq;
 	if (d->listed[s])
 		return;
@@ -150,7 +158,7 @@ static void mark_dirty(struct simdev *d, u64 s, u64 seq)
 	d->listed[s] = 1;
 }
 
-/* Make durable every pending sector written with a stamp <= @snap. */
+/* Make durable every pending sector first written with a stamp <= @snap. */
 static void persist(struct simdev *d, u64 snap)
 {
 	size_t i, j = 0;
@@ -160,7 +168,7 @@ static void persist(struct simdev *d, u64 snap)
 	for (i = 0; i < d->ndirty; i++) {
 		u64 s = d->dirty[i];
 
-		if (d->wseq[s] && d->wseq[s] <= snap) {
+		if (d->wseq[s] && d->pstart[s] <= snap) {
 			memcpy(d->dur + s * SECT, d->cur + s * SECT, SECT);
 			d->wseq[s] = 0;
 		}
@@ -645,6 +653,7 @@ struct simdev *simdev_new(const struct simdev_config *cfg)
 	if (d->volatile_cache) {
 		d->dur = xcalloc(1, bytes);
 		d->wseq = xcalloc(cfg->nr_sectors, sizeof(u64));
+		d->pstart = xcalloc(cfg->nr_sectors, sizeof(u64));
 		d->listed = xcalloc(cfg->nr_sectors, 1);
 	} else {
 		d->dur = d->cur;
@@ -691,6 +700,7 @@ void simdev_free(struct simdev *d)
 		free(d->dur);
 	free(d->cur);
 	free(d->wseq);
+	free(d->pstart);
 	free(d->listed);
 	free(d->dirty);
 	free(d);

@@ -343,6 +343,38 @@ static void test_queued_semantics(void **st)
 	simdev_power_free(p);
 }
 
+/*
+ * A FLUSH covers a write that a newer, uncovered write to the same sector
+ * replaced in the volatile cache: the sector must not fall back to data
+ * older than the covered write.
+ */
+static void test_flush_covers_replaced_write(void **st)
+{
+	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_QUEUED, 5);
+	struct simdev *d = mkdev(p, true, SIMDEV_CUT_DROP_ALL);
+	struct req a, fl, b;
+
+	(void)st;
+	prep(&a, d, VC_DEV_WRITE, 0, 0, 512, 0x0a);
+	vc_dev_submit(&a.io);
+	simdev_drain(p);
+	prep(&fl, d, VC_DEV_FLUSH, 0, 0, 0, 0);
+	vc_dev_submit(&fl.io);
+	prep(&b, d, VC_DEV_WRITE, 0, 0, 512, 0x0b);
+	vc_dev_submit(&b.io);
+	/* b lands before the flush completes */
+	assert_int_equal(simdev_complete_match(p, d, VC_DEV_WRITE, false), 1);
+	assert_int_equal(simdev_complete_match(p, d, VC_DEV_FLUSH, false), 1);
+	simdev_power_cut(p);
+	simdev_power_restore(p);
+	assert_true(byte_at(d, 0, false) == 0x0a || byte_at(d, 0, false) == 0x0b);
+	fin(&a);
+	fin(&fl);
+	fin(&b);
+	simdev_free(d);
+	simdev_power_free(p);
+}
+
 static void test_threaded_completion(void **st)
 {
 	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_THREAD, 3);
@@ -378,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_random_cut_modes),
 		cmocka_unit_test(test_error_injection),
 		cmocka_unit_test(test_queued_semantics),
+		cmocka_unit_test(test_flush_covers_replaced_write),
 		cmocka_unit_test(test_threaded_completion),
 	};
 
