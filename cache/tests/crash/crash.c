@@ -20,7 +20,10 @@
  *     not "everything valid" as after a dm-cache crash.
  *
  *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
- *         [--cut-mode drop|random|torn|keep] [-v]
+ *         [--cut-mode drop|random|torn|keep] [--queued] [-v]
+ *
+ * --queued: devices complete in a seeded random order, so several writes
+ * (data, records, cleaning) are in flight when the power goes.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -46,6 +49,7 @@ struct opts {
 	enum simdev_cut_mode cut_mode;
 	int verbose;
 	int only;		/* scenario or -1 */
+	bool queued;		/* devices complete in seeded random order */
 	u64 only_k;		/* one cut point, 0 = all */
 };
 
@@ -179,7 +183,8 @@ static void setup_harness(struct harness *h, const struct opts *o)
 		.backing_sectors = 2 * 2048,	/* 2 MiB */
 		.cache_sectors = 1024 * 2,	/* 1 MiB */
 		.block_size = 4096,
-		.completion = SIMDEV_COMPLETE_INLINE,
+		.completion = o->queued ? SIMDEV_COMPLETE_QUEUED :
+					  SIMDEV_COMPLETE_INLINE,
 		.cut_mode = o->cut_mode,
 		.volatile_backing = true,
 		.verbose = o->verbose,
@@ -353,7 +358,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
-		"             [--seed N] [--cut-mode drop|random|torn|keep] [-v]\n");
+		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued] [-v]\n");
 	exit(2);
 }
 
@@ -362,7 +367,8 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "scenario", 1, NULL, 'S' }, { "stride", 1, NULL, 't' },
 		{ "max-k", 1, NULL, 'm' }, { "seed", 1, NULL, 's' },
-		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' }, { "verbose", 0, NULL, 'v' },
+		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' },
+		{ "queued", 0, NULL, 'q' }, { "verbose", 0, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
@@ -371,7 +377,7 @@ int main(int argc, char **argv)
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:v", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qv", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			if (!strcmp(optarg, "all"))
@@ -391,7 +397,9 @@ int main(int argc, char **argv)
 		case 'k': o.only_k = strtoull(optarg, NULL, 0); break;
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
 		case 'c':
-			if (!strcmp(optarg, "drop"))
+			if (optarg[0] >= '0' && optarg[0] <= '3' && !optarg[1])
+				o.cut_mode = optarg[0] - '0';
+			else if (!strcmp(optarg, "drop"))
 				o.cut_mode = SIMDEV_CUT_DROP_ALL;
 			else if (!strcmp(optarg, "random"))
 				o.cut_mode = SIMDEV_CUT_RANDOM_WRITES;
@@ -403,12 +411,13 @@ int main(int argc, char **argv)
 				usage();
 			break;
 		case 'v': o.verbose++; break;
+		case 'q': o.queued = true; break;
 		default: usage();
 		}
 	}
-	printf("crash: seed %llu stride %llu cut-mode %d\n",
+	printf("crash: seed %llu stride %llu cut-mode %d%s\n",
 	       (unsigned long long)o.seed, (unsigned long long)o.stride,
-	       o.cut_mode);
+	       o.cut_mode, o.queued ? " queued" : "");
 	for (s = 0; s < S_NR; s++) {
 		u64 k, n, points = 0, fails = 0, loads_refused = 0;
 		u64 dmin = ~0ULL, dmax = 0;
@@ -439,12 +448,14 @@ int main(int argc, char **argv)
 			if (res.failures) {
 				fails++;
 				if (fails <= 3)
-					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu -v)\n",
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d%s)\n",
 					       scen_name[s],
 					       (unsigned long long)k,
 					       scen_name[s],
 					       (unsigned long long)k,
-					       (unsigned long long)o.seed);
+					       (unsigned long long)o.seed,
+					       o.cut_mode,
+					       o.queued ? " --queued" : "");
 			}
 		}
 		printf("crash: %-16s %4llu metadata writes, %4llu cut points, %llu failed, %llu loads refused, dirty after reload %llu..%llu\n",

@@ -482,6 +482,8 @@ static void op_shutdown(struct run *r)
 			h_verify_all(h, d);
 }
 
+static void set_errors(struct run *r, bool on);
+
 /* Power cut at a random upcoming device write, then reload and check. */
 static void op_crash(struct run *r)
 {
@@ -507,6 +509,9 @@ static void op_crash(struct run *r)
 	reap_all(r);
 	r->cut_armed = false;
 	r->n_crash++;
+	/* reload and check with healthy devices (errors resume later) */
+	if (r->errors)
+		set_errors(r, false);
 	vc_cache_abandon(h->c);
 	h->c = NULL;
 	simdev_power_restore(h->pw);

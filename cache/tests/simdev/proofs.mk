@@ -187,6 +187,7 @@ crash-check: $(U)/crash
 	$(call prun,crash-drop,$(U)/crash --stride $(CRASH_STRIDE) --cut-mode drop)
 	$(call prun,crash-random,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode random --seed 2)
 	$(call prun,crash-torn,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 3)
+	$(call prun,crash-queued,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 4)
 
 FUZZ_CORPUS := $(PB)/fuzz-corpus
 FUZZ_WORK := $(PB)/fuzz-work
