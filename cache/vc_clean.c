@@ -533,7 +533,8 @@ void vc_clean_work_fn(vc_work_t *wk)
 		trigger = VC_CLEAN_MODE;
 	} else if (dirty && c->wm_active) {
 		trigger = VC_CLEAN_WATERMARK;
-	} else if ((epochs = overdue_epochs(c)) != 0) {
+	} else if (overdue_epochs(c)) {
+		epochs = overdue_epochs(c);
 		trigger = VC_CLEAN_AGE;
 		filter = F_EPOCHS;
 	} else if (dirty && idle &&

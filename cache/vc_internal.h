@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vc_internal.h - internal structures of the vcache engine.
+ * Internal structures of the vcache engine.
  *
  * DESIGN
  *

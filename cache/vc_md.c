@@ -468,11 +468,20 @@ int vc_md_format(struct vc_cache *c)
 }
 
 /* --------------------------------------------------------------- load */
-#define FAIL(code, ...) do {					\
-		if (err)					\
-			vc_snprintf(err, errlen, __VA_ARGS__);	\
-		return (code);					\
-	} while (0)
+/* Put a one-line reason in @err (if any) and return @code. */
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	VC_PRINTF(4, 5);
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	__builtin_va_list ap;
+
+	if (err && errlen) {
+		__builtin_va_start(ap, fmt);
+		vc_vsnprintf(err, errlen, fmt, ap);
+		__builtin_va_end(ap);
+	}
+	return code;
+}
 
 static bool is_pow2(u64 v)
 {
@@ -511,45 +520,45 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 	u64 nr, md, data, bsec, i;
 
 	if (vc_le64_to_cpu(sb.magic) != VC_SB_MAGIC)
-		FAIL(-ENODATA, "no vcache metadata (bad magic)");
+		return fail(err, errlen, -ENODATA, "no vcache metadata (bad magic)");
 	if (vc_le32_to_cpu(sb.version) != VC_FORMAT_VERSION)
-		FAIL(-EOPNOTSUPP, "metadata version %u not supported (want %u)",
+		return fail(err, errlen, -EOPNOTSUPP, "metadata version %u not supported (want %u)",
 		     vc_le32_to_cpu(sb.version), VC_FORMAT_VERSION);
 	sb.crc = 0;
 	if (vc_crc32c(~0u, &sb, sizeof(sb)) != crc)
-		FAIL(-EUCLEAN, "superblock checksum mismatch");
+		return fail(err, errlen, -EUCLEAN, "superblock checksum mismatch");
 	bs = vc_le32_to_cpu(sb.block_size);
 	if (!is_pow2(bs) || bs < VC_MIN_BLOCK_SIZE || bs > VC_MAX_BLOCK_SIZE)
-		FAIL(-EUCLEAN, "bad block size %u", bs);
+		return fail(err, errlen, -EUCLEAN, "bad block size %u", bs);
 	bsec = bs >> VC_SECTOR_SHIFT;
 	nr = vc_le64_to_cpu(sb.nr_blocks);
 	if (!nr || nr > 0xfffffff0ULL)
-		FAIL(-EUCLEAN, "bad block count %llu", (unsigned long long)nr);
+		return fail(err, errlen, -EUCLEAN, "bad block count %llu", (unsigned long long)nr);
 	if (vc_le64_to_cpu(sb.md_start) != VC_MD_START)
-		FAIL(-EUCLEAN, "bad metadata start");
+		return fail(err, errlen, -EUCLEAN, "bad metadata start");
 	md = vc_le64_to_cpu(sb.md_sectors);
 	if (md != vc_div_u64(nr + VC_RECS_PER_SECTOR - 1, VC_RECS_PER_SECTOR))
-		FAIL(-EUCLEAN, "metadata size does not match block count");
+		return fail(err, errlen, -EUCLEAN, "metadata size does not match block count");
 	data = vc_le64_to_cpu(sb.data_start);
 	if (data < VC_MD_START + md || (data & (bsec - 1)) || data > dev_sectors)
-		FAIL(-EUCLEAN, "bad data start %llu", (unsigned long long)data);
+		return fail(err, errlen, -EUCLEAN, "bad data start %llu", (unsigned long long)data);
 	if (nr > vc_div_u64(dev_sectors - data, bsec))
-		FAIL(-EUCLEAN, "cache blocks exceed the device (%llu sectors)",
+		return fail(err, errlen, -EUCLEAN, "cache blocks exceed the device (%llu sectors)",
 		     (unsigned long long)dev_sectors);
 	if (vc_le64_to_cpu(sb.dev_sectors) > dev_sectors)
-		FAIL(-EUCLEAN, "device shrank: formatted for %llu sectors, has %llu",
+		return fail(err, errlen, -EUCLEAN, "device shrank: formatted for %llu sectors, has %llu",
 		     (unsigned long long)vc_le64_to_cpu(sb.dev_sectors),
 		     (unsigned long long)dev_sectors);
 	if (vc_le32_to_cpu(sb.clean) != 0 && vc_le32_to_cpu(sb.clean) != VC_SB_CLEAN)
-		FAIL(-EUCLEAN, "bad clean flag");
+		return fail(err, errlen, -EUCLEAN, "bad clean flag");
 	if (vc_le32_to_cpu(sb.mode) >= VC_NR_MODES ||
 	    vc_le32_to_cpu(sb.policy) >= VC_NR_POLICIES)
-		FAIL(-EUCLEAN, "bad mode or policy");
+		return fail(err, errlen, -EUCLEAN, "bad mode or policy");
 	if (vc_le32_to_cpu(sb.nr_params) > VC_FMT_MAX_PARAMS)
-		FAIL(-EUCLEAN, "bad parameter count");
+		return fail(err, errlen, -EUCLEAN, "bad parameter count");
 	for (i = 0; i < sizeof(sb.reserved); i++)
 		if (sb.reserved[i])
-			FAIL(-EUCLEAN, "reserved superblock bytes not zero");
+			return fail(err, errlen, -EUCLEAN, "reserved superblock bytes not zero");
 	return 0;
 }
 
@@ -565,7 +574,7 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
 	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, VC_DEVTAB_SECTOR,
 		       VC_DEVTAB_SECTORS * VC_SECTOR_SIZE, b);
 	if (e)
-		FAIL(e, "cannot read the device table: error %d", e);
+		return fail(err, errlen, e, "cannot read the device table: error %d", e);
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		u32 crc, fl;
 
@@ -574,24 +583,24 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
 		ds.crc = 0;
 		if (vc_le32_to_cpu(ds.magic) != VC_DEV_MAGIC ||
 		    vc_crc32c(c->nonce, &ds, sizeof(ds)) != crc)
-			FAIL(-EUCLEAN, "device table entry %u: bad checksum", i);
+			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad checksum", i);
 		if (vc_le32_to_cpu(ds.index) != VC_DEVTAB_SECTOR + i)
-			FAIL(-EUCLEAN, "device table entry %u: misplaced", i);
+			return fail(err, errlen, -EUCLEAN, "device table entry %u: misplaced", i);
 		fl = vc_le32_to_cpu(ds.flags);
 		if (fl & ~VC_DEVF_IN_USE)
-			FAIL(-EUCLEAN, "device table entry %u: bad flags", i);
+			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad flags", i);
 		for (j = 0; j < sizeof(ds.reserved); j++)
 			if (ds.reserved[j])
-				FAIL(-EUCLEAN, "device table entry %u: reserved bytes", i);
+				return fail(err, errlen, -EUCLEAN, "device table entry %u: reserved bytes", i);
 		if (!(fl & VC_DEVF_IN_USE))
 			continue;
 		if (vc_strnlen((const char *)ds.uuid, sizeof(ds.uuid)) ==
 		    sizeof(ds.uuid) || !ds.uuid[0])
-			FAIL(-EUCLEAN, "device table entry %u: bad identity", i);
+			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad identity", i);
 		for (j = 0; j < i; j++)
 			if (c->bdev[j].in_use &&
 			    !vc_memcmp(c->bdev[j].uuid, ds.uuid, sizeof(ds.uuid)))
-				FAIL(-EUCLEAN, "device table: entries %u and %u name the same device",
+				return fail(err, errlen, -EUCLEAN, "device table: entries %u and %u name the same device",
 				     j, i);
 		c->bdev[i].in_use = true;
 		c->bdev[i].nr_sectors = vc_le64_to_cpu(ds.nr_sectors);
@@ -610,25 +619,25 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
 	if (!r)
 		return 0;
 	if ((r >> VC_REC_FLAG_SHIFT << VC_REC_FLAG_SHIFT) & ~VC_REC_KNOWN_FLAGS)
-		FAIL(-EUCLEAN, "block %u: unknown record flags", blk);
+		return fail(err, errlen, -EUCLEAN, "block %u: unknown record flags", blk);
 	if (!(r & VC_REC_VALID))
-		FAIL(-EUCLEAN, "block %u: record without valid flag", blk);
+		return fail(err, errlen, -EUCLEAN, "block %u: record without valid flag", blk);
 	if (!clean && !(r & VC_REC_DIRTY))
 		return 0;	/* clean records are not trusted after a crash */
 	lba = r & VC_REC_BLOCK_MASK;
 	dev = (u32)((r >> VC_REC_DEV_SHIFT) & VC_REC_DEV_MASK);
 	if (dev >= VC_MAX_BACKING || !c->bdev[dev].in_use)
-		FAIL(-EUCLEAN, "block %u: unknown backing device %u", blk, dev);
+		return fail(err, errlen, -EUCLEAN, "block %u: unknown backing device %u", blk, dev);
 	if (lba > B_LBA_MASK ||
 	    lba >= (c->bdev[dev].nr_sectors >> (c->block_shift - VC_SECTOR_SHIFT)))
-		FAIL(-EUCLEAN, "block %u: backing block %llu beyond device %u",
+		return fail(err, errlen, -EUCLEAN, "block %u: backing block %llu beyond device %u",
 		     blk, (unsigned long long)lba, dev);
 	key = vc_mkkey(dev, lba);
 	s = &c->sets[vc_set_of(c, key)];
 	if (blk < s->first || blk >= s->first + s->ways)
-		FAIL(-EUCLEAN, "block %u: record in the wrong set", blk);
+		return fail(err, errlen, -EUCLEAN, "block %u: record in the wrong set", blk);
 	if (vc_lookup(c, s, key) != ~0u)
-		FAIL(-EUCLEAN, "block %u: backing block %llu of device %u cached twice",
+		return fail(err, errlen, -EUCLEAN, "block %u: backing block %llu of device %u cached twice",
 		     blk, (unsigned long long)lba, dev);
 	w = key | B_VALID;
 	if (r & VC_REC_DIRTY)
@@ -638,6 +647,41 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
 	vc_hash_insert(c, s, blk);
 	vc_lru_unlink(c, s, blk);
 	vc_lru_push_head(c, s, blk);
+	return 0;
+}
+
+/* Check one record sector (relative index @sidx) and load its records. */
+static int load_rec_sector(struct vc_cache *c, u64 sidx,
+			   struct vc_rec_sector *rs, bool clean, char *err,
+			   size_t errlen)
+{
+	u64 sector = c->md_start + sidx;
+	u32 crc = vc_le32_to_cpu(rs->crc), j;
+	int e;
+
+	if (rec_crc(c, rs) != crc)
+		return fail(err, errlen, -EUCLEAN,
+			    "metadata sector %llu: bad checksum",
+			    (unsigned long long)sector);
+	if (vc_le32_to_cpu(rs->index) != (u32)sector)
+		return fail(err, errlen, -EUCLEAN,
+			    "metadata sector %llu: misplaced",
+			    (unsigned long long)sector);
+	for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
+		u64 blk = sidx * VC_RECS_PER_SECTOR + j;
+		u64 r = vc_le64_to_cpu(rs->rec[j]);
+
+		if (blk >= c->nr_blocks) {
+			if (r)
+				return fail(err, errlen, -EUCLEAN,
+					    "metadata sector %llu: record beyond the last block",
+					    (unsigned long long)sector);
+			continue;
+		}
+		e = load_rec(c, (u32)blk, r, clean, err, errlen);
+		if (e)
+			return e;
+	}
 	return 0;
 }
 
@@ -670,7 +714,7 @@ int vc_md_load(struct vc_cache *c, char *err, size_t errlen)
 	if (e)
 		goto out;
 	while (idx < c->md_sectors) {
-		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i, j;
+		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i;
 
 		e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META,
 			       c->md_start + idx, n * VC_SECTOR_SIZE, b);
@@ -680,47 +724,12 @@ int vc_md_load(struct vc_cache *c, char *err, size_t errlen)
 					    "cannot read metadata: error %d", e);
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			u64 sidx = idx + i;
-			u32 crc;
-
+		for (i = 0; i < n && !e; i++) {
 			vc_buf_to_mem(rs, b, i * VC_SECTOR_SIZE, sizeof(*rs));
-			crc = vc_le32_to_cpu(rs->crc);
-			if (rec_crc(c, rs) != crc) {
-				e = -EUCLEAN;
-				if (err)
-					vc_snprintf(err, errlen,
-						    "metadata sector %llu: bad checksum",
-						    (unsigned long long)(c->md_start + sidx));
-				goto out;
-			}
-			if (vc_le32_to_cpu(rs->index) != (u32)(c->md_start + sidx)) {
-				e = -EUCLEAN;
-				if (err)
-					vc_snprintf(err, errlen,
-						    "metadata sector %llu: misplaced",
-						    (unsigned long long)(c->md_start + sidx));
-				goto out;
-			}
-			for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
-				u64 blk = sidx * VC_RECS_PER_SECTOR + j;
-				u64 r = vc_le64_to_cpu(rs->rec[j]);
-
-				if (blk >= c->nr_blocks) {
-					if (r) {
-						e = -EUCLEAN;
-						if (err)
-							vc_snprintf(err, errlen,
-								    "record beyond the last block");
-						goto out;
-					}
-					continue;
-				}
-				e = load_rec(c, (u32)blk, r, clean, err, errlen);
-				if (e)
-					goto out;
-			}
+			e = load_rec_sector(c, idx + i, rs, clean, err, errlen);
 		}
+		if (e)
+			goto out;
 		idx += n;
 	}
 out:

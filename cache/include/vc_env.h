@@ -60,7 +60,10 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  *   void *vc_memset(void *d, int c, size_t n);
  *   int vc_memcmp(const void *a, const void *b, size_t n);
  *   size_t vc_strnlen(const char *s, size_t max);
+ *   VC_PRINTF(fmt_index, first_arg)  printf-format checking attribute
  *   int vc_snprintf(char *buf, size_t size, const char *fmt, ...);
+ *   int vc_vsnprintf(char *buf, size_t size, const char *fmt,
+ *                    __builtin_va_list ap);
  *
  * Logging (kernel: pr_err/pr_warn/pr_info with a "vcache: " prefix;
  * posix: stderr, silenced by vc_posix_set_log_level()):

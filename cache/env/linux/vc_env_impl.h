@@ -39,6 +39,8 @@ struct block_device;
 #define vc_memcmp	memcmp
 #define vc_strnlen	strnlen
 #define vc_snprintf	snprintf
+#define vc_vsnprintf	vsnprintf
+#define VC_PRINTF(a, b)	__printf(a, b)
 #define vc_log_err(fmt, ...)	pr_err("vcache: " fmt "\n", ##__VA_ARGS__)
 #define vc_log_warn(fmt, ...)	pr_warn("vcache: " fmt "\n", ##__VA_ARGS__)
 #define vc_log_info(fmt, ...)	pr_info("vcache: " fmt "\n", ##__VA_ARGS__)
@@ -94,6 +96,7 @@ static inline s64 vc_atomic64_add_return(vc_atomic64_t *a, s64 v) { return atomi
 static inline s64 vc_atomic64_cmpxchg(vc_atomic64_t *a, s64 o, s64 n) { return atomic64_cmpxchg(&a->a, o, n); }
 static inline u64 vc_load_u64(const u64 *p) { return READ_ONCE(*p); }
 static inline void vc_store_u64(u64 *p, u64 v) { WRITE_ONCE(*p, v); }
+/* full barrier, for engine code that pairs it with another vc_smp_mb() */
 static inline void vc_smp_mb(void) { smp_mb(); }
 static inline void vc_cpu_relax(void) { cpu_relax(); }
 

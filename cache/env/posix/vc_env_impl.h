@@ -35,6 +35,9 @@ typedef int64_t s64;
 #define vc_strnlen	strnlen
 int vc_snprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+int vsnprintf(char *buf, size_t size, const char *fmt, __builtin_va_list ap);
+#define vc_vsnprintf	vsnprintf
+#define VC_PRINTF(a, b)	__attribute__((format(printf, a, b)))
 void vc_log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vc_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vc_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
