@@ -21,6 +21,7 @@ static void forget_streams(struct vc_seq *s)
 		s->streams[i].run_bytes = 0;
 		s->streams[i].last_used = 0;
 		s->streams[i].bypassing = false;
+		s->streams[i].confirmed = false;
 	}
 	s->clock = 0;
 }
@@ -51,10 +52,59 @@ static u64 add_sat(u64 a, u64 b)
 	return a + b < a ? ~0ULL : a + b;
 }
 
+/*
+ * Entry to reuse for a new stream of @submitter:
+ *  1. with VC_SEQ_PER_SUBMITTER entries already, one of its own (the
+ *     least recently used that is not a detected stream, else the least
+ *     recently used): a submitter doing random I/O churns only its own;
+ *  2. else a free entry;
+ *  3. else the least recently used "unconfirmed" entry (one request, no
+ *     continuation yet);
+ *  4. else the least recently used entry that is not a detected stream;
+ *  5. else the least recently used.
+ */
+static struct vc_seq_stream *pick_victim(struct vc_seq *s, u64 submitter)
+{
+	struct vc_seq_stream *own = NULL, *own_small = NULL, *lru = NULL;
+	struct vc_seq_stream *lru_small = NULL, *lru_unconf = NULL;
+	unsigned int i, nown = 0;
+
+	for (i = 0; i < s->nr_streams; i++) {
+		struct vc_seq_stream *e = &s->streams[i];
+
+		if (!e->last_used)
+			continue;
+		if (e->submitter == submitter) {
+			nown++;
+			if (!own || e->last_used < own->last_used)
+				own = e;
+			if (!e->bypassing && (!own_small ||
+					      e->last_used < own_small->last_used))
+				own_small = e;
+		}
+		if (!lru || e->last_used < lru->last_used)
+			lru = e;
+		if (!e->bypassing &&
+		    (!lru_small || e->last_used < lru_small->last_used))
+			lru_small = e;
+		if (!e->confirmed &&
+		    (!lru_unconf || e->last_used < lru_unconf->last_used))
+			lru_unconf = e;
+	}
+	if (own && nown >= VC_SEQ_PER_SUBMITTER)
+		return own_small ? own_small : own;
+	for (i = 0; i < s->nr_streams; i++)
+		if (!s->streams[i].last_used)
+			return &s->streams[i];
+	if (lru_unconf)
+		return lru_unconf;
+	return lru_small ? lru_small : lru;
+}
+
 bool vc_seq_check(struct vc_seq *s, u64 submitter, u64 sector,
 		  u32 nr_sectors)
 {
-	struct vc_seq_stream *st = NULL, *victim = NULL;
+	struct vc_seq_stream *st = NULL;
 	u64 bytes = (u64)nr_sectors << VC_SEQ_SECTOR_SHIFT;
 	u64 end = sector + nr_sectors;
 	bool bypass = false;
@@ -77,41 +127,35 @@ bool vc_seq_check(struct vc_seq *s, u64 submitter, u64 sector,
 	for (i = 0; i < s->nr_streams; i++) {
 		struct vc_seq_stream *e = &s->streams[i];
 
-		if (!e->last_used) {
-			if (!victim || victim->last_used)
-				victim = e;
+		if (!e->last_used || e->submitter != submitter ||
+		    e->next_sector != sector)
 			continue;
+		/*
+		 * Two streams of one submitter may meet at the same sector:
+		 * keep the longer run, free the other.
+		 */
+		if (!st) {
+			st = e;
+		} else if (e->run_bytes > st->run_bytes) {
+			st->last_used = 0;
+			st = e;
+		} else {
+			e->last_used = 0;
 		}
-		if (e->submitter == submitter && e->next_sector == sector) {
-			/*
-			 * Two streams of one submitter may meet at the same
-			 * sector: keep the longer run, free the other.
-			 */
-			if (!st) {
-				st = e;
-			} else if (e->run_bytes > st->run_bytes) {
-				st->last_used = 0;
-				st = e;
-			} else {
-				e->last_used = 0;
-			}
-			continue;
-		}
-		if (!victim || (victim->last_used &&
-				e->last_used < victim->last_used))
-			victim = e;
 	}
 
 	if (st) {
 		st->run_bytes = add_sat(st->run_bytes, bytes);
+		st->confirmed = true;
 	} else {
-		/* victim is never NULL: nr_streams >= 1 */
-		if (victim->last_used)
+		/* never NULL: nr_streams >= 1 */
+		st = pick_victim(s, submitter);
+		if (st->last_used)
 			s->stats.streams_replaced++;
-		st = victim;
 		st->submitter = submitter;
 		st->run_bytes = bytes;
 		st->bypassing = false;
+		st->confirmed = false;
 	}
 	st->next_sector = end;
 	st->last_used = s->clock;

@@ -11,8 +11,14 @@
  *
  * Several streams are tracked at once in a small table of recent streams
  * keyed by (submitter, next expected sector); a request that continues no
- * known stream starts a new one, replacing the least recently used entry.
- * A submitter may own several streams (two scans in one process).
+ * known stream starts a new one.  A submitter may own up to
+ * VC_SEQ_PER_SUBMITTER streams (two scans in one process); past that its
+ * new stream replaces one of its own, so a submitter doing random I/O
+ * churns only its own entries.  Otherwise a free entry is used, else the
+ * least recently used entry never continued, else the least recently used
+ * entry that is not a detected stream, else the least recently used one:
+ * a backup streaming next to random OLTP requests keeps its entry as long
+ * as the table has room for two entries per busy submitter.
  *
  * Units: sectors of 512 bytes, like the block layer.  The threshold is in
  * KiB: a request is bypassed when the run it extends, including itself,
@@ -29,7 +35,8 @@
 #include "vc_env.h"
 
 #define VC_SEQ_MAX_STREAMS	64
-#define VC_SEQ_DEF_STREAMS	16
+#define VC_SEQ_DEF_STREAMS	32
+#define VC_SEQ_PER_SUBMITTER	2
 #define VC_SEQ_DEF_THRESH_KIB	1024
 /* 4 TiB: a larger threshold can never be reached by a useful stream. */
 #define VC_SEQ_MAX_THRESH_KIB	(4ULL << 30)
@@ -40,6 +47,7 @@ struct vc_seq_stream {
 	u64 run_bytes;		/* contiguous bytes seen so far (saturating) */
 	u64 last_used;		/* LRU stamp from vc_seq.clock, 0 = free */
 	bool bypassing;		/* run has crossed the threshold */
+	bool confirmed;		/* continued at least once */
 };
 
 struct vc_seq_stats {

@@ -40,6 +40,8 @@ struct run {
 	struct h_io *slots[64];
 	unsigned int nslots;
 	bool cut_armed;		/* a power cut may strike any I/O */
+	unsigned int interrupt_after;	/* progress calls before ^C */
+	u64 n_progress, n_interrupted;
 };
 
 enum { ERR_NONE, ERR_CACHE, ERR_BACKING, ERR_LOSSY };
@@ -334,6 +336,9 @@ static int progress_cb(void *arg, const struct vc_flush_progress *p)
 {
 	struct run *r = arg;
 
+	r->n_progress++;
+	if (r->interrupt_after && !--r->interrupt_after)
+		return 1;	/* the admin pressed ^C */
 	if (p->done > p->target + 0 && p->target)
 		h_fail(&r->h, "flush progress done %llu > target %llu",
 		       (unsigned long long)p->done,
@@ -353,10 +358,22 @@ static void op_flush_on_demand(struct run *r)
 	if (d < 0)
 		return;
 	reap_all(r);
-	note(h, "flush on demand %s", all ? "all" : "one device");
+	/* some flushes get interrupted, from the callback or a "signal" */
+	r->interrupt_after = h_rand_below(h, 4) == 0 ?
+			     1 + (unsigned int)h_rand_below(h, 3) : 0;
+	if (h_rand_below(h, 8) == 0)
+		vc_posix_interrupt();
+	note(h, "flush on demand %s%s", all ? "all" : "one device",
+	     r->interrupt_after ? " (interrupted)" : "");
 	ret = vc_cache_flush(h->c, all ? VC_DEV_ID_ALL : h->dev[d].id,
 			     progress_cb, r);
+	vc_posix_clear_interrupt();
+	r->interrupt_after = 0;
 	r->n_fod++;
+	if (ret == -EINTR) {
+		r->n_interrupted++;
+		return;
+	}
 	if (ret) {
 		if (!errors_possible(r) && !h->lossy)
 			h_fail(h, "flush on demand: %d", ret);
@@ -713,6 +730,14 @@ int main(int argc, char **argv)
 	       (unsigned long long)r->n_crash,
 	       (unsigned long long)h->n_errors,
 	       (unsigned long long)h->stale_tolerated);
+	printf("model: flush on demand: %llu progress reports, %llu interrupted; engine bypass: seq %llu pid %llu mode %llu admission %llu nospace %llu\n",
+	       (unsigned long long)r->n_progress,
+	       (unsigned long long)r->n_interrupted,
+	       (unsigned long long)st.bypass[VC_BYP_SEQ],
+	       (unsigned long long)st.bypass[VC_BYP_PID],
+	       (unsigned long long)st.bypass[VC_BYP_MODE],
+	       (unsigned long long)st.bypass[VC_BYP_ADMISSION],
+	       (unsigned long long)st.bypass[VC_BYP_NOSPACE]);
 	printf("model: engine: hits %llu/%llu reads, dirty %llu, cleanings wm %llu age %llu idle %llu flush %llu mode %llu, md writes %llu, lost %llu, degradations %llu, mode now %s\n",
 	       (unsigned long long)st.read_hits,
 	       (unsigned long long)(st.read_hits + st.read_misses),

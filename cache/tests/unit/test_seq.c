@@ -337,6 +337,81 @@ static void test_converging_streams(void **st)
 	free_seq(s);
 }
 
+/*
+ * A backup streams next to a database doing random I/O: hundreds of
+ * random requests from other submitters between two backup requests must
+ * not make the table forget the backup's stream.
+ */
+static void test_random_submitters_do_not_evict_stream(void **st)
+{
+	struct vc_seq *s = new_seq(VC_SEQ_DEF_STREAMS, 64);
+	struct vc_seq_stats stats;
+	u64 rnd = 12345;
+	int i, k;
+
+	(void)st;
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(vc_seq_check(s, 1, 1000000 + (u64)i * 128,
+					      128), i >= 1);
+		/* 8 OLTP threads, 25 random 8 KiB requests each */
+		for (k = 0; k < 200; k++) {
+			rnd = rnd * 6364136223846793005ULL + 1;
+			assert_false(vc_seq_check(s, 100 + (u64)(k % 8),
+						  (rnd >> 20) % 900000 * 16,
+						  16));
+		}
+	}
+	vc_seq_get_stats(s, &stats);
+	assert_int_equal(stats.streams_detected, 1);
+	assert_int_equal(stats.bypassed_ios, 39);
+	free_seq(s);
+}
+
+/* A submitter's own entries are recycled past VC_SEQ_PER_SUBMITTER. */
+static void test_per_submitter_limit(void **st)
+{
+	struct vc_seq *s = new_seq(8, 1024);
+	int i;
+
+	(void)st;
+	/* submitters 1..4 own one stream each */
+	for (i = 1; i <= 4; i++)
+		vc_seq_check(s, (u64)i, (u64)i * 100000, 8);
+	/* submitter 9: 50 unrelated requests */
+	for (i = 0; i < 50; i++)
+		vc_seq_check(s, 9, (u64)i * 5000 + 7, 8);
+	/* 4 + VC_SEQ_PER_SUBMITTER entries: the others survived */
+	assert_int_equal(vc_seq_active_streams(s), 4 + VC_SEQ_PER_SUBMITTER);
+	for (i = 1; i <= 4; i++) {
+		struct vc_seq_stats a, b;
+
+		vc_seq_get_stats(s, &a);
+		vc_seq_check(s, (u64)i, (u64)i * 100000 + 8, 8);
+		vc_seq_get_stats(s, &b);
+		/* a continuation: no entry replaced */
+		assert_int_equal(a.streams_replaced, b.streams_replaced);
+	}
+	free_seq(s);
+}
+
+/* A detected (bypassing) stream outlives newer short-lived entries. */
+static void test_detected_stream_protected(void **st)
+{
+	struct vc_seq *s = new_seq(3, 8);
+	int i;
+
+	(void)st;
+	for (i = 0; i < 4; i++)
+		vc_seq_check(s, 1, (u64)i * 8, 8);	/* detected */
+	/* two newcomers fill the table, then a third needs a slot */
+	vc_seq_check(s, 2, 50000, 8);
+	vc_seq_check(s, 3, 60000, 8);
+	vc_seq_check(s, 4, 70000, 8);
+	/* stream 1 is the LRU entry but it is detected: 2 went instead */
+	assert_true(vc_seq_check(s, 1, 32, 8));
+	free_seq(s);
+}
+
 #define NTHREADS	8
 #define NREQ		20000
 
@@ -404,6 +479,9 @@ int main(void)
 		cmocka_unit_test(test_toggle_forgets),
 		cmocka_unit_test(test_shrink_table),
 		cmocka_unit_test(test_converging_streams),
+		cmocka_unit_test(test_random_submitters_do_not_evict_stream),
+		cmocka_unit_test(test_per_submitter_limit),
+		cmocka_unit_test(test_detected_stream_protected),
 		cmocka_unit_test(test_concurrent_submitters),
 	};
 
