@@ -185,7 +185,8 @@ static void op_rw(struct run *r)
 	pick_range(r, d, &sector, &len);
 	wait_slot(r);
 	if (x < 52) {
-		host_op(r, VC_OP_READ, 0, d, sector, len, h_rand(h));
+		host_op(r, VC_OP_READ, 0, d, sector, len,
+			100 + h_rand_below(h, 8));
 		return;
 	}
 	if (x < 97) {
@@ -193,7 +194,8 @@ static void op_rw(struct run *r)
 			flags |= VC_IO_FUA;
 		if (h_rand_below(h, 30) == 0)
 			flags |= VC_IO_PREFLUSH;
-		host_op(r, VC_OP_WRITE, flags, d, sector, len, h_rand(h));
+		host_op(r, VC_OP_WRITE, flags, d, sector, len,
+			100 + h_rand_below(h, 8));
 		return;
 	}
 	host_op(r, VC_OP_DISCARD, 0, d, sector, len, 0);
