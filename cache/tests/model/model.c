@@ -309,6 +309,17 @@ static void op_param(struct run *r)
 	r->n_param++;
 }
 
+/* Processes 100..103 of the model: they exit and come back. */
+static bool proc_dead[4];
+
+static bool model_pid_alive(void *ctx, s32 pid)
+{
+	(void)ctx;
+	if (pid >= 100 && pid < 104)
+		return !__atomic_load_n(&proc_dead[pid - 100], __ATOMIC_RELAXED);
+	return true;
+}
+
 static void op_pid(struct run *r)
 {
 	struct harness *h = &r->h;
@@ -318,7 +329,12 @@ static void op_pid(struct run *r)
 	if (!pl)
 		return;
 	note(h, "pidlist op on %d", pid);
-	switch (h_rand_below(h, 4)) {
+	switch (h_rand_below(h, 5)) {
+	case 4:
+		/* the process exits (expired at the next cleaner tick) */
+		__atomic_store_n(&proc_dead[pid - 100], !proc_dead[pid - 100],
+				 __ATOMIC_RELAXED);
+		break;
 	case 0:
 		vc_pidlist_add(pl, VC_PID_DENY, pid);
 		break;
@@ -659,6 +675,7 @@ int main(int argc, char **argv)
 		simdev_trace(h->dev[trace_dev].sd, trace_sector);
 	if (trace_sector >= 0 && getenv("MODEL_TRACE_CACHE"))
 		simdev_trace(h->csd, -2);
+	vc_posix_set_pid_alive(model_pid_alive, NULL);
 	h->cfg.mode = VC_MODE_WB;
 	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 5000;
 	ret = h_create(h);
