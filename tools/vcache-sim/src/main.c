@@ -619,7 +619,7 @@ int main(int argc, char **argv)
 			F(clean_idle); F(clean_demand); F(dirty_age_max_ns);
 			F(dirty_age_sum_ns); F(dirty_age_p99_ns);
 			F(dirty_at_end); F(dirty_oldest_at_end_ns);
-			F(shadow_dirty_at_end);
+			F(shadow_dirty_at_end); F(overlapping_writes);
 			F(meta_millibytes_per_block);
 			F(mem_bytes);
 			F(virtual_ns); F(read_lat_avg_ns); F(read_lat_p99_ns);

@@ -14,12 +14,14 @@
  *
  * What the devices see is what is reported: flash bytes written (data and
  * metadata), backing I/Os.  Dirty ages are measured here, independently of
- * the engine.  While a host write is in flight its blocks point to it; a
- * backing write inside the range of the in-flight host write that owns
- * its first block is that write's pass-through.  Any other backing write
+ * the engine.  A backing write all of whose blocks have a host write in
+ * flight is a pass-through (the engine never writes back a block that a
+ * host write holds); it leaves its blocks clean.  Any other backing write
  * is a cleaning and ends the dirty life of each block it covers.  When a
  * host write completes in write-back mode, its blocks that no pass-through
- * covered are dirty from the time it was submitted (unless already dirty).
+ * touched since it was submitted are dirty from the time it was submitted
+ * (unless already dirty).  The count of dirty blocks this gives is checked
+ * against the engine's (shadow_dirty_at_end).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,8 +34,6 @@
 #include "vc_posix.h"
 
 #include "replay.h"
-
-#define MAX_COVER 16
 
 /* The virtual clock starts here, not at 0 (a zero time may mean "never"). */
 #define CLOCK_BASE_NS 1000000000ull
@@ -84,8 +84,12 @@ struct sim {
 	struct event *ev;
 	size_t nev, cap_ev;
 	uint64_t ev_seq;
-	/* host writes in flight: (dev, block) -> struct hio_ctx * */
+	/* host writes in flight: (dev, block) -> how many */
 	struct dmap inflight;
+	/* (dev, block) -> sequence number of the last pass-through */
+	struct dmap ptseq;
+	uint64_t pt_seq;
+	uint64_t overlapping_writes;	/* writes on blocks being written */
 	/* dirty blocks: (dev, block) -> time they became dirty */
 	struct dmap dirty;
 	struct lat ages;
@@ -104,9 +108,7 @@ struct hio_ctx {
 	const struct vs_req *r;
 	size_t idx;
 	uint64_t submit_ns;
-	unsigned int ncover;
-	bool cover_overflow;
-	uint64_t cover_lo[MAX_COVER], cover_hi[MAX_COVER];
+	uint64_t submit_pt_seq;	/* s->pt_seq when submitted */
 };
 
 const char *vs_replay_backend(void)
@@ -282,17 +284,18 @@ static void backing_write(struct sim *s, struct simdev *d,
 			  const struct vc_dev_io *io)
 {
 	uint64_t lo = io->sector * 512, hi = lo + io->len, blk, v;
-	struct hio_ctx *h = NULL;
+	bool held = io->len > 0;
 
-	if (dmap_get(&s->inflight, dkey(d->idx, lo / s->block_size), &v))
-		h = (struct hio_ctx *)(uintptr_t)v;
-	if (h && lo >= h->r->off && hi <= h->r->off + h->r->len) {
-		/* pass-through of that host write */
-		if (h->ncover < MAX_COVER) {
-			h->cover_lo[h->ncover] = lo;
-			h->cover_hi[h->ncover++] = hi;
-		} else {
-			h->cover_overflow = true;
+	for (blk = lo / s->block_size; held && blk * s->block_size < hi; blk++)
+		held = dmap_get(&s->inflight, dkey(d->idx, blk), &v);
+	if (held) {
+		/* pass-through of host writes: these blocks are clean now */
+		s->pt_seq++;
+		for (blk = lo / s->block_size; blk * s->block_size < hi;
+		     blk++) {
+			if (dmap_put(&s->ptseq, dkey(d->idx, blk), s->pt_seq))
+				s->oom = true;
+			dmap_take(&s->dirty, dkey(d->idx, blk), &v);
 		}
 		return;
 	}
@@ -502,7 +505,6 @@ static void host_end_io(struct vc_host_io *hio, int err)
 	struct sim *s = h->sim;
 	const struct vs_req *r = h->r;
 	uint64_t blk, v, last;
-	unsigned int i;
 
 	if (err && !s->first_err) {
 		s->first_err = err;
@@ -513,30 +515,21 @@ static void host_end_io(struct vc_host_io *hio, int err)
 	else if (r->op == VS_WRITE)
 		lat_add(s, &s->wlat, s->now - h->submit_ns);
 	if (r->op == VS_WRITE) {
-		bool wb = !err && !h->cover_overflow &&
-			  vc_cache_get_mode(s->cache) == VC_MODE_WB;
+		bool wb = !err && vc_cache_get_mode(s->cache) == VC_MODE_WB;
 
 		last = (r->off + r->len - 1) / s->block_size;
 		for (blk = r->off / s->block_size; blk <= last; blk++) {
 			uint64_t key = dkey(r->dev, blk);
-			uint64_t blo = blk * s->block_size;
-			uint64_t bhi = blo + s->block_size;
-			bool covered = false;
 
-			if (dmap_get(&s->inflight, key, &v) &&
-			    v == (uintptr_t)h)
+			if (dmap_get(&s->inflight, key, &v)) {
 				dmap_take(&s->inflight, key, &v);
-			if (!wb)
+				if (v > 1 && dmap_put(&s->inflight, key, v - 1))
+					s->oom = true;
+			}
+			if (!wb || (dmap_get(&s->ptseq, key, &v) &&
+				    v > h->submit_pt_seq))
 				continue;
-			if (blo < r->off)
-				blo = r->off;
-			if (bhi > r->off + r->len)
-				bhi = r->off + r->len;
-			for (i = 0; i < h->ncover && !covered; i++)
-				covered = h->cover_lo[i] <= blo &&
-					  h->cover_hi[i] >= bhi;
-			if (!covered &&
-			    dmap_set_new(&s->dirty, key, h->submit_ns))
+			if (dmap_set_new(&s->dirty, key, h->submit_ns))
 				s->oom = true;
 		}
 	} else if (r->op == VS_DISCARD && !err) {
@@ -606,6 +599,7 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 {
 	struct hio_ctx *h = calloc(1, sizeof(*h));
 	uint64_t lo, hi, blk;
+	bool overlap = false;
 
 	if (!h)
 		return -ENOMEM;
@@ -613,6 +607,7 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 	h->r = r;
 	h->idx = idx;
 	h->submit_ns = s->now;
+	h->submit_pt_seq = s->pt_seq;
 	h->hio.dev_id = id;
 	h->hio.pid = (s32)r->pid;
 	h->hio.tgid = (s32)r->pid;
@@ -645,13 +640,18 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 	}
 	if (r->op == VS_WRITE) {
 		for (blk = r->off / s->block_size;
-		     blk <= (r->off + r->len - 1) / s->block_size; blk++)
-			if (dmap_put(&s->inflight, dkey(r->dev, blk),
-				     (uintptr_t)h)) {
+		     blk <= (r->off + r->len - 1) / s->block_size; blk++) {
+			uint64_t key = dkey(r->dev, blk), v = 0;
+
+			if (dmap_get(&s->inflight, key, &v))
+				overlap = true;
+			if (dmap_put(&s->inflight, key, v + 1)) {
 				free(h);
 				return -ENOMEM;
 			}
+		}
 	}
+	s->overlapping_writes += overlap;
 	s->outstanding++;
 	vc_cache_submit(s->cache, &h->hio);
 	return 0;
@@ -682,9 +682,11 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || dmap_resize(&s->dirty, 1 << 16) ||
-	    dmap_resize(&s->inflight, 1 << 10)) {
+	    dmap_resize(&s->inflight, 1 << 10) ||
+	    dmap_resize(&s->ptseq, 1 << 10)) {
 		if (s) {
 			dmap_free(&s->dirty);
+			dmap_free(&s->inflight);
 			free(s);
 		}
 		snprintf(err, errlen, "out of memory");
@@ -858,6 +860,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 			    st.cleanings[VC_CLEAN_MODE];
 	res->cleaned_blocks = s->ages.n;
 	res->cleaned_unknown = s->cleaned_unknown;
+	res->overlapping_writes = s->overlapping_writes;
 	res->dirty_age_max_ns = s->ages.max;
 	res->dirty_age_sum_ns = s->ages.sum;
 	res->dirty_age_p99_ns = lat_p99(&s->ages);
@@ -886,6 +889,7 @@ out_env:
 out_free:
 	dmap_free(&s->dirty);
 	dmap_free(&s->inflight);
+	dmap_free(&s->ptseq);
 	free(s->ages.v);
 	free(s->rlat.v);
 	free(s->wlat.v);

@@ -77,6 +77,13 @@ struct vs_result {
 	uint64_t dirty_at_end;		/* dirty blocks when the trace ended */
 	uint64_t dirty_oldest_at_end_ns;	/* age of the oldest of them */
 	uint64_t shadow_dirty_at_end;	/* the simulator's own count */
+	/*
+	 * Host writes submitted while another write to one of their blocks
+	 * was in flight.  Their order is undefined (as on any block device),
+	 * so the simulator cannot tell which one the engine kept dirty: with
+	 * such writes the dirty figures are approximate.
+	 */
+	uint64_t overlapping_writes;
 	/* engine */
 	uint64_t meta_millibytes_per_block;	/* RAM metadata, 1/1000 B */
 	uint64_t mem_bytes;		/* RAM metadata, total */
