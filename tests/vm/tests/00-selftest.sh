@@ -41,7 +41,7 @@ rm -f "$err"
 [ -n "$e" ] && [ "$e" -lt 100 ] && t_ok "timeout took ${e}s" || t_fail "timeout took ${e}s"
 
 # Power cut and unplug plumbing with stand-in cards (no driver involved).
-D="$TOP/build/vm/selftest-pc"
+D="$TOP/build/vm/selftest-pc-$$"
 rm -rf "$D"
 "$RUN" --fw fake --cards 2 --no-load --keep "$D" --expect-powercut -- bash -c '
 	. "$VC_TOP/tests/vm/guest/lib.sh"

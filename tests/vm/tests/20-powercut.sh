@@ -3,7 +3,7 @@
 # Power cut: flushed and FUA data survive, unflushed data is old or new but
 # never torn, nothing else changes; then a clean reboot keeps everything.
 . "$(dirname "$0")/lib.sh"
-D="$TOP/build/vm/test-powercut"
+D="$TOP/build/vm/test-powercut-$$"
 rm -rf "$D"
 "$RUN" --keep "$D" --card-size 256M --expect-powercut -- "$TESTS/20-powercut.guest" 1
 vm_status "phase 1: write, flush, FUA, unflushed, power cut" 0 $?
