@@ -33,13 +33,13 @@
 #include "harness.h"
 
 enum scen {
-	S_WORKLOAD, S_CREATE, S_ATTACH, S_MODE, S_FLUSH, S_DETACH,
+	S_WORKLOAD, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
 	S_SHUTDOWN, S_NR
 };
 
 static const char *const scen_name[S_NR] = {
-	"workload", "create", "attach", "mode-switch", "flush-on-demand",
-	"detach", "shutdown",
+	"workload", "create", "attach", "mode-switch", "mode-pt-busy",
+	"flush-on-demand", "detach", "shutdown",
 };
 
 struct opts {
@@ -205,15 +205,20 @@ static void setup_harness(struct harness *h, const struct opts *o)
 	h->cfg.params.v[VC_P_IDLE_MS] = 0;
 }
 
-/* Pump the engine until @cond or the power is cut. */
-static void drive_until_clean(struct harness *h, struct track *t)
+/*
+ * Pump the engine until nothing is dirty or the power is cut; with @busy,
+ * host I/O goes on meanwhile (leaving write-back does not wait).
+ */
+static void drive_until_clean(struct harness *h, struct track *t, bool busy)
 {
 	unsigned int i;
 
-	for (i = 0; i < 200000 && !is_cut(h); i++) {
+	for (i = 0; i < 200000 && !is_cut(h) && !h->failures; i++) {
 		before_op(h, t, 0);
 		if (!dirty_now(h))
 			break;
+		if (busy && i % 4 == 0)
+			workload(h, t, 1);
 		if (!h_pump(h))
 			h_advance(h, 10000000);
 		if (i % 64 == 0)
@@ -277,10 +282,11 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 			h_fail(h, "attach: %d", ret);
 		break;
 	case S_MODE:
-		vc_cache_set_mode(h->c, VC_MODE_WT);
-		drive_until_clean(h, &t);
+	case S_MODE_PT:
+		vc_cache_set_mode(h->c, s == S_MODE ? VC_MODE_WT : VC_MODE_PT);
+		drive_until_clean(h, &t, s == S_MODE_PT);
 		if (!is_cut(h) && dirty_now(h))
-			h_fail(h, "write-through: still %llu dirty",
+			h_fail(h, "after leaving write-back: still %llu dirty",
 			       (unsigned long long)dirty_now(h));
 		break;
 	case S_FLUSH:
