@@ -639,9 +639,10 @@ int main(int argc, char **argv)
 		       vs_fmt_size(ws_bytes, b2, sizeof(b2)), b.nids_rw,
 		       vs_fmt_size(cfg.block_size, b3, sizeof(b3)),
 		       vs_replay_backend());
-		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %6s %8s %8s %22s %7s\n",
+		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %6s %7s %8s %8s %22s %7s\n",
 		       "cache", "policy", "mode", "hit%", "read%", "write%",
-		       "OPT%", "OPTb%", "byp%", "flashW/IO", "bkIO/IO",
+		       "OPT%", "OPTb%", "byp%", "flashW", "flashW/IO",
+		       "bkIO/IO",
 		       "dirty age max/avg/p99", "age_wb");
 		if (cfg.latency)
 			printf("%-7s %-9s %-4s %24s %24s\n", "", "", "",
@@ -650,7 +651,7 @@ int main(int argc, char **argv)
 			const struct vs_result *r = &runs[i].r;
 			const struct size_models *m = &sm[runs[i].size_idx];
 			char age[48];
-			char ob[16] = "-", obb[16] = "-";
+			char ob[16] = "-", obb[16] = "-", fw[32];
 
 			if (opt) {
 				snprintf(ob, sizeof(ob), "%6.2f",
@@ -675,7 +676,7 @@ int main(int argc, char **argv)
 						   sizeof(b3)));
 			else
 				snprintf(age, sizeof(age), "-");
-			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %6.2f %8.3f %8.3f %22s %7" PRIu64 "\n",
+			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %6.2f %7s %8.3f %8.3f %22s %7" PRIu64 "\n",
 			       vs_fmt_size(runs[i].cache_bytes, b4,
 					   sizeof(b4)),
 			       vs_policy_names[runs[i].pol],
@@ -689,6 +690,8 @@ int main(int argc, char **argv)
 			       ob, obb,
 			       vs_hit_pct(r->bypassed_blocks,
 					  r->read_blocks + r->write_blocks),
+			       vs_fmt_size(r->flash_bytes_written, fw,
+					   sizeof(fw)),
 			       r->host_ios ? (double)r->flash_bytes_written /
 					     cfg.block_size /
 					     (double)r->host_ios : 0.0,
@@ -724,7 +727,7 @@ int main(int argc, char **argv)
 		}
 		printf("\nhit%%: cache-block hits / block accesses (reads and writes); OPT%%: Belady, every miss admitted;\n"
 		       "OPTb%%: Belady with optional admission; byp%%: block accesses sent around the cache;\n"
-		       "flashW/IO: blocks written to flash per host I/O;\n"
+		       "flashW: bytes written to flash (data and metadata); flashW/IO: blocks per host I/O;\n"
 		       "bkIO/IO: backing-device I/Os per host I/O; age_wb: blocks cleaned by the flush period\n");
 	}
 	free(sm);
