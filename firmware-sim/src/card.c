@@ -44,6 +44,7 @@
 #define MAX_VEC		(VC_MAX_IOQ + 1)
 #define MAX_XFER	(1u << 20)
 #define MAX_SGE		256
+#define MAX_ZERO_BYTES	(1ULL << 30)	/* per DEALLOCATE/WRITE_ZEROES */
 #define MAX_FAULTS	32
 #define MAX_RETIRED	4096
 
@@ -774,7 +775,7 @@ static void exec_io(struct cmd *c)
 		break;
 	case VC_CMD_WRITE_ZEROES:
 	case VC_CMD_DEALLOCATE:
-		st = check_lba(s, UINT32_MAX);
+		st = check_lba(s, (uint32_t)(MAX_ZERO_BYTES >> m->lba_shift));
 		if (st)
 			break;
 		if (s->opcode == VC_CMD_WRITE_ZEROES) {
@@ -898,7 +899,7 @@ static void fill_identify(struct vc_identify *id)
 	id->max_sge = MAX_SGE;
 	id->flags = VC_ID_F_VWC | VC_ID_F_FUA | VC_ID_F_DEALLOCATE |
 		    VC_ID_F_WRITE_ZEROES;
-	id->max_discard_nlb = (uint32_t)((1ULL << 30) >> m->lba_shift);
+	id->max_discard_nlb = (uint32_t)(MAX_ZERO_BYTES >> m->lba_shift);
 	id->max_wzeroes_nlb = id->max_discard_nlb;
 	id->discard_gran = 4096;
 }

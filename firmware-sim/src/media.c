@@ -874,10 +874,11 @@ int media_zero(struct media *m, uint64_t slba, uint32_t nlb, int dealloc)
 	pthread_mutex_lock(&m->lock);
 	wb_drop_range(m, slba, nlb);
 	pthread_mutex_unlock(&m->lock);
-	if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      off, len) < 0 && (dealloc ||
-	    fallocate(m->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-		      off, len) < 0)) {
+	if ((dealloc ||
+	     fallocate(m->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+		       off, len) < 0) &&
+	    fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      off, len) < 0) {
 		/* no hole punching here: write zeroes by hand */
 		static const uint8_t zero[65536];
 

@@ -686,8 +686,14 @@ static int t_zeroes(struct env *e)
 	CHECK_ST(rd_check(e, 1, 108, 192, 9), 0);
 	CHECK_ST(rd_check(e, 1, 300, 50, 0), 0);
 	CHECK_ST(rd_check(e, 1, 350, 162, 9), 0);
-	/* whole-device discard */
+	/* whole-device discard; over the limit is refused */
 	CHECK_ST(fh_simple(&e->h, 1, VC_CMD_DEALLOCATE, 0, e->id.capacity), 0);
+	CHECK_ST(fh_simple(&e->h, 1, VC_CMD_DEALLOCATE, 0,
+			   e->id.max_discard_nlb + 1), VC_SC_INVALID_FIELD);
+	CHECK_ST(fh_simple(&e->h, 1, VC_CMD_WRITE_ZEROES, 0,
+			   e->id.max_wzeroes_nlb + 1), VC_SC_INVALID_FIELD);
+	CHECK_ST(fh_simple(&e->h, 1, VC_CMD_WRITE_ZEROES, 0, 0),
+		 VC_SC_INVALID_FIELD);
 	CHECK_ST(rd_check(e, 1, 0, 512, 0), 0);
 	CHECK_ST(wr(e, 1, 40, 4, 11, 0), 0);
 	CHECK_ST(rd_check(e, 1, 40, 4, 11), 0);
