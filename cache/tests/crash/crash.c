@@ -237,6 +237,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	struct track t = { 0 };
 	u64 base, lo = 0;
 	char err[160] = "";
+	struct vc_stats st0 = { 0 }, st1;
 	int ret, d;
 	bool freed = false;
 
@@ -262,6 +263,8 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	}
 	t = (struct track){ 0 };
 	before_op(h, &t, 0);
+	if (h->c)
+		vc_cache_get_stats(h->c, &st0);
 	base = simdev_power_writes(h->pw, true);
 	simdev_power_cut_at(h->pw, k, true);
 
@@ -343,6 +346,17 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		goto out;
 	}
 	res->dirty_loaded = dirty_now(h);
+	/* after a clean shutdown every block comes back, clean or dirty */
+	if (s == S_SHUTDOWN && !res->cut) {
+		vc_cache_get_stats(h->c, &st1);
+		if (st1.valid_blocks != st0.valid_blocks ||
+		    st1.dirty_blocks != st0.dirty_blocks)
+			h_fail(h, "clean shutdown had %llu valid / %llu dirty blocks, reload has %llu / %llu",
+			       (unsigned long long)st0.valid_blocks,
+			       (unsigned long long)st0.dirty_blocks,
+			       (unsigned long long)st1.valid_blocks,
+			       (unsigned long long)st1.dirty_blocks);
+	}
 	res->dirty_lo = lo;
 	res->dirty_hi = t.dirty_max + t.span;
 	if (res->dirty_loaded < lo)

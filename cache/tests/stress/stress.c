@@ -282,6 +282,14 @@ static void *scanner_fn(void *arg)
 	return NULL;
 }
 
+static u64 dirty_blocks_now(void)
+{
+	struct vc_stats st;
+
+	vc_cache_get_stats(cache, &st);
+	return st.dirty_blocks;
+}
+
 static void *control_fn(void *arg)
 {
 	u64 rng = (u64)(uintptr_t)arg;
@@ -348,7 +356,7 @@ int main(int argc, char **argv)
 	struct vc_cache_config cfg;
 	struct worker w[MAX_WORKERS];
 	pthread_t scan[2], ctl[2];
-	struct vc_stats st;
+	struct vc_stats st, st_conc;
 	u64 seed = (u64)time(NULL);
 	int c, i, ret, d;
 
@@ -432,6 +440,65 @@ int main(int argc, char **argv)
 		pthread_join(scan[i], NULL);
 		pthread_join(ctl[i], NULL);
 	}
+	/*
+	 * The metadata the concurrent phase left must load: clean shutdown
+	 * with the dirty blocks kept, reload, every region read back.
+	 */
+	vc_cache_get_stats(cache, &st_conc);
+	ret = vc_cache_shutdown(cache, 0);
+	if (ret)
+		fail("shutdown after the concurrent phase: %d", ret);
+	{
+		char err[160] = "";
+		u8 *buf = malloc(64 * 1024);
+
+		ret = vc_cache_load(simdev_dev(cdev), 0, &cache, err,
+				    sizeof(err));
+		if (ret) {
+			fprintf(stderr, "stress: reload failed: %d (%s)\n", ret,
+				err);
+			return 1;
+		}
+		for (d = 0; d < NDEV; d++) {
+			char uuid[32];
+
+			snprintf(uuid, sizeof(uuid), "stress-%d", d);
+			if (vc_cache_attach(cache, simdev_dev(bdev[d]), uuid,
+					    &dev_id[d]))
+				fail("re-attach %d failed", d);
+		}
+		printf("stress: reloaded: %llu dirty blocks kept (%llu at shutdown)\n",
+		       (unsigned long long)dirty_blocks_now(),
+		       (unsigned long long)st_conc.dirty_blocks);
+		for (i = 0; i < nworkers && !failures; i++) {
+			u64 s, k;
+
+			for (s = 0; s < w[i].nsect && !failures; s += 128) {
+				u64 n = w[i].nsect - s < 128 ? w[i].nsect - s :
+							       128;
+
+				if (sync_io(w[i].d, VC_OP_READ, 0, w[i].base + s,
+					    (u32)(n * H_SECT), buf, 0, 1)) {
+					fail("reload: read error");
+					break;
+				}
+				for (k = 0; k < n; k++) {
+					long long v = h_sector_version(
+						buf + k * H_SECT, (u32)w[i].d,
+						w[i].base + s + k);
+
+					if (!sector_ok(w[i].model[s + k], v)) {
+						fail("after reload: dev %d sector %llu: want %u got %lld",
+						     w[i].d,
+						     (unsigned long long)(w[i].base + s + k),
+						     w[i].model[s + k], v);
+						break;
+					}
+				}
+			}
+		}
+		free(buf);
+	}
 	/* final: write everything back, the backing devices match */
 	vc_cache_set_mode(cache, VC_MODE_WB);
 	if (vc_cache_flush(cache, VC_DEV_ID_ALL, NULL, NULL))
@@ -467,13 +534,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)total_checked,
 	       (unsigned long long)total_writes,
 	       (unsigned long long)scanner_reads,
-	       (unsigned long long)st.read_hits,
-	       (unsigned long long)st.read_misses,
-	       (unsigned long long)(st.cleanings[VC_CLEAN_WATERMARK] +
-				    st.cleanings[VC_CLEAN_AGE] +
-				    st.cleanings[VC_CLEAN_IDLE] +
-				    st.cleanings[VC_CLEAN_FLUSH] +
-				    st.cleanings[VC_CLEAN_MODE]));
+	       (unsigned long long)st_conc.read_hits,
+	       (unsigned long long)st_conc.read_misses,
+	       (unsigned long long)(st_conc.cleanings[VC_CLEAN_WATERMARK] +
+				    st_conc.cleanings[VC_CLEAN_AGE] +
+				    st_conc.cleanings[VC_CLEAN_IDLE] +
+				    st_conc.cleanings[VC_CLEAN_FLUSH] +
+				    st_conc.cleanings[VC_CLEAN_MODE]));
 	for (i = 0; i < nworkers; i++) {
 		free(w[i].model);
 		free(w[i].hist);
