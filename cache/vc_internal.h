@@ -225,6 +225,7 @@ struct vc_cache {
 
 	/* deferred requests (waiting for a busy block) */
 	vc_spinlock_t defer_lock;
+	vc_atomic_t nr_deferred;	/* skip defer_lock when 0 */
 	struct vc_req *defer_head, *defer_tail;
 	vc_work_t defer_work;
 
@@ -295,6 +296,7 @@ struct vc_req {
 	u8 fua;
 	u8 hit;			/* first lookup hit */
 	u8 newdirty;		/* this write made the block dirty */
+	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */

@@ -49,6 +49,7 @@ void vc_degrade(struct vc_cache *c, const char *why)
 /* Queue @r until a busy block becomes free.  Set lock held. */
 void vc_defer(struct vc_cache *c, struct vc_req *r)
 {
+	vc_atomic_inc(&c->nr_deferred);
 	vc_spin_lock(&c->defer_lock);
 	r->defer_next = NULL;
 	if (c->defer_tail)
@@ -62,12 +63,8 @@ void vc_defer(struct vc_cache *c, struct vc_req *r)
 /* A block became less busy: retry deferred requests (from a work item). */
 void vc_redrive(struct vc_cache *c)
 {
-	bool any;
-
-	vc_spin_lock(&c->defer_lock);
-	any = c->defer_head != NULL;
-	vc_spin_unlock(&c->defer_lock);
-	if (any)
+	/* full barrier: pairs with the set lock held around vc_defer() */
+	if (vc_atomic_add_return(&c->nr_deferred, 0))
 		vc_work_queue(&c->defer_work);
 }
 
@@ -83,6 +80,7 @@ void vc_defer_work_fn(vc_work_t *w)
 	while (r) {
 		struct vc_req *n = r->defer_next;
 
+		vc_atomic_dec(&c->nr_deferred);
 		vc_req_dispatch(r);
 		r = n;
 	}
@@ -114,13 +112,19 @@ static void set_err(struct vc_host_io *hio, int err)
 }
 
 /* A piece finished: record its error, free it, complete the host I/O. */
+static void req_free(struct vc_req *r)
+{
+	vc_buf_free(r->bounce);
+	if (!r->embedded)
+		vc_free(r);
+}
+
 static void req_done(struct vc_req *r, int err)
 {
 	struct vc_cache *c = r->c;
 	struct vc_host_io *hio = r->hio;
 
-	vc_buf_free(r->bounce);
-	vc_free(r);
+	req_free(r);
 	set_err(hio, err);
 	hio_put(c, hio);
 }
@@ -133,12 +137,6 @@ static void req_ack(struct vc_req *r, int err)
 	r->hio = NULL;
 	set_err(hio, err);
 	hio_put(r->c, hio);
-}
-
-static void req_free(struct vc_req *r)
-{
-	vc_buf_free(r->bounce);
-	vc_free(r);
 }
 
 static void io_init(struct vc_dev_io *io, struct vc_dev *dev, u8 op,
@@ -339,7 +337,23 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 		req_done(r, 0);
 		return;
 	}
-	req_ack(r, 0);
+	if (r->embedded) {
+		/* the host request (and @r in it) is gone once acked */
+		struct vc_req *n = vc_malloc(sizeof(*n), VC_GFP_NOIO);
+
+		if (!n) {
+			invalidate_blk(c, r->blk);
+			req_done(r, 0);
+			return;
+		}
+		*n = *r;
+		n->embedded = 0;
+		r->bounce = NULL;
+		req_ack(r, 0);
+		r = n;
+	} else {
+		req_ack(r, 0);
+	}
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, 0, blk_sector(c, r->blk),
 		c->block_size, r->bounce, 0, fill_write_end, r);
 	vc_dev_submit(&r->io[0]);
@@ -994,6 +1008,10 @@ static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
 	vc_dev_submit(&a->io[1]);
 }
 
+_Static_assert(sizeof(struct vc_req) <=
+	       sizeof(((struct vc_host_io *)0)->vc_req_space),
+	       "vc_host_io.vc_req_space too small");
+
 static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 {
 	u64 pos = hio->sector << VC_SECTOR_SHIFT;
@@ -1007,8 +1025,16 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 		u64 lba = pos >> c->block_shift;
 		u32 off = (u32)(pos & (c->block_size - 1));
 		u32 len = (u32)vc_min_u64(c->block_size - off, end - pos);
-		struct vc_req *r = vc_zalloc(sizeof(*r), VC_GFP_NOIO);
+		struct vc_req *r;
 
+		if (pos == hio->sector << VC_SECTOR_SHIFT && len == end - pos) {
+			/* one piece: use the space in the host request */
+			r = (struct vc_req *)hio->vc_req_space;
+			vc_memset(r, 0, sizeof(*r));
+			r->embedded = 1;
+		} else {
+			r = vc_zalloc(sizeof(*r), VC_GFP_NOIO);
+		}
 		if (!r) {
 			set_err(hio, -ENOMEM);
 			break;
@@ -1086,7 +1112,8 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 	}
 	if (!vc_pidlist_should_cache(&c->pids, hio->pid, hio->tgid))
 		ef |= HF_BYP_PID;
-	if (vc_seq_check(&c->seq, hio->stream ^ ((u64)hio->dev_id << 56),
+	if (vc_param(c, VC_P_SEQ_ENABLE) &&
+	    vc_seq_check(&c->seq, hio->stream ^ ((u64)hio->dev_id << 56),
 			 hio->sector, hio->len >> VC_SECTOR_SHIFT))
 		ef |= HF_BYP_SEQ;
 	vc_atomic_set(&hio->eflags, ef);

@@ -157,7 +157,11 @@ struct vc_host_io {
 	u64 stream;		/* submitter key for sequential detection */
 	vc_host_end_io_t end_io;
 	void *private;		/* for the caller */
-	/* engine-private */
+	/*
+	 * engine-private: the single-block request of the common case lives
+	 * here, so a 4K I/O needs no allocation
+	 */
+	u64 vc_req_space[40];
 	vc_atomic_t pending;
 	vc_atomic_t error;
 	u64 start_ns;
