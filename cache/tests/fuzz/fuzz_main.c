@@ -167,5 +167,8 @@ int main(int argc, char **argv)
 	printf("fuzz: %llu corpus inputs + %llu mutated inputs in %.1f s, no crash\n",
 	       (unsigned long long)ncorp, (unsigned long long)i,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC);
+	free(b);
+	for (c = 0; c < ncorp; c++)
+		free(corp[c]);
 	return 0;
 }
