@@ -14,14 +14,14 @@
  *
  * What the devices see is what is reported: flash bytes written (data and
  * metadata), backing I/Os.  Dirty ages are measured here, independently of
- * the engine.  A backing write all of whose blocks have a host write in
- * flight is a pass-through (the engine never writes back a block that a
- * host write holds); it leaves its blocks clean.  Any other backing write
- * is a cleaning and ends the dirty life of each block it covers.  When a
- * host write completes in write-back mode, its blocks that no pass-through
- * touched since it was submitted are dirty from the time it was submitted
- * (unless already dirty).  The count of dirty blocks this gives is checked
- * against the engine's (shadow_dirty_at_end).
+ * the engine.  A host write submitted in write-back mode makes its blocks
+ * dirty (unless they are already).  A backing write is a pass-through of
+ * host writes when all its blocks have a host write in flight and it is
+ * not issued from the completion of a flash read (the engine writes back a
+ * run of blocks once it has read them from flash); its blocks are clean.
+ * Any other backing write is a cleaning and ends the dirty life of each
+ * block it covers.  The count of dirty blocks this gives is
+ * checked against the engine's (shadow_dirty_at_end).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,10 +86,8 @@ struct sim {
 	uint64_t ev_seq;
 	/* host writes in flight: (dev, block) -> how many */
 	struct dmap inflight;
-	/* (dev, block) -> sequence number of the last pass-through */
-	struct dmap ptseq;
-	uint64_t pt_seq;
 	uint64_t overlapping_writes;	/* writes on blocks being written */
+	unsigned int in_flash_read_end;	/* inside a flash read's end_io */
 	/* dirty blocks: (dev, block) -> time they became dirty */
 	struct dmap dirty;
 	struct lat ages;
@@ -108,7 +106,6 @@ struct hio_ctx {
 	const struct vs_req *r;
 	size_t idx;
 	uint64_t submit_ns;
-	uint64_t submit_pt_seq;	/* s->pt_seq when submitted */
 };
 
 const char *vs_replay_backend(void)
@@ -284,28 +281,35 @@ static void backing_write(struct sim *s, struct simdev *d,
 			  const struct vc_dev_io *io)
 {
 	uint64_t lo = io->sector * 512, hi = lo + io->len, blk, v;
-	bool held = io->len > 0;
+	bool held = io->len > 0 && !s->in_flash_read_end;
 
 	for (blk = lo / s->block_size; held && blk * s->block_size < hi; blk++)
 		held = dmap_get(&s->inflight, dkey(d->idx, blk), &v);
 	if (held) {
 		/* pass-through of host writes: these blocks are clean now */
-		s->pt_seq++;
 		for (blk = lo / s->block_size; blk * s->block_size < hi;
-		     blk++) {
-			if (dmap_put(&s->ptseq, dkey(d->idx, blk), s->pt_seq))
-				s->oom = true;
+		     blk++)
 			dmap_take(&s->dirty, dkey(d->idx, blk), &v);
-		}
 		return;
 	}
 	/* a cleaning: every block it covers is clean now */
 	for (blk = lo / s->block_size; blk * s->block_size < hi; blk++) {
-		if (dmap_take(&s->dirty, dkey(d->idx, blk), &v))
+		uint64_t key = dkey(d->idx, blk);
+
+		if (dmap_take(&s->dirty, key, &v))
 			lat_add(s, &s->ages, s->now - v);
 		else
 			s->cleaned_unknown++;
 	}
+}
+
+static void complete_io(struct sim *s, struct vc_dev_io *io, int err)
+{
+	bool fr = io->dev == &s->flash.dev && io->op == VC_DEV_READ;
+
+	s->in_flash_read_end += fr;
+	io->end_io(io, err);
+	s->in_flash_read_end -= fr;
 }
 
 static int ev_push(struct sim *s, uint64_t t, struct vc_dev_io *io)
@@ -428,7 +432,7 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 		err = -ENOMEM;
 	}
 done:
-	io->end_io(io, err);
+	complete_io(s, io, err);
 }
 
 static const struct vc_dev_ops sim_ops = { .submit = sim_submit };
@@ -471,7 +475,7 @@ static bool step(struct sim *s, uint64_t limit)
 		if (te > s->now)
 			s->now = te;
 		io = ev_pop(s);
-		io->end_io(io, 0);
+		complete_io(s, io, 0);
 		return true;
 	}
 	if (tw < te && tw <= limit && tw > s->now) {
@@ -515,8 +519,6 @@ static void host_end_io(struct vc_host_io *hio, int err)
 	else if (r->op == VS_WRITE)
 		lat_add(s, &s->wlat, s->now - h->submit_ns);
 	if (r->op == VS_WRITE) {
-		bool wb = !err && vc_cache_get_mode(s->cache) == VC_MODE_WB;
-
 		last = (r->off + r->len - 1) / s->block_size;
 		for (blk = r->off / s->block_size; blk <= last; blk++) {
 			uint64_t key = dkey(r->dev, blk);
@@ -526,11 +528,6 @@ static void host_end_io(struct vc_host_io *hio, int err)
 				if (v > 1 && dmap_put(&s->inflight, key, v - 1))
 					s->oom = true;
 			}
-			if (!wb || (dmap_get(&s->ptseq, key, &v) &&
-				    v > h->submit_pt_seq))
-				continue;
-			if (dmap_set_new(&s->dirty, key, h->submit_ns))
-				s->oom = true;
 		}
 	} else if (r->op == VS_DISCARD && !err) {
 		/* a discard drops the dirty blocks it covers entirely */
@@ -607,7 +604,6 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 	h->r = r;
 	h->idx = idx;
 	h->submit_ns = s->now;
-	h->submit_pt_seq = s->pt_seq;
 	h->hio.dev_id = id;
 	h->hio.pid = (s32)r->pid;
 	h->hio.tgid = (s32)r->pid;
@@ -639,13 +635,16 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 		h->hio.len = (u32)(hi - lo);
 	}
 	if (r->op == VS_WRITE) {
+		bool wb = vc_cache_get_mode(s->cache) == VC_MODE_WB;
+
 		for (blk = r->off / s->block_size;
 		     blk <= (r->off + r->len - 1) / s->block_size; blk++) {
 			uint64_t key = dkey(r->dev, blk), v = 0;
 
 			if (dmap_get(&s->inflight, key, &v))
 				overlap = true;
-			if (dmap_put(&s->inflight, key, v + 1)) {
+			if (dmap_put(&s->inflight, key, v + 1) ||
+			    (wb && dmap_set_new(&s->dirty, key, s->now))) {
 				free(h);
 				return -ENOMEM;
 			}
@@ -682,8 +681,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || dmap_resize(&s->dirty, 1 << 16) ||
-	    dmap_resize(&s->inflight, 1 << 10) ||
-	    dmap_resize(&s->ptseq, 1 << 10)) {
+	    dmap_resize(&s->inflight, 1 << 10)) {
 		if (s) {
 			dmap_free(&s->dirty);
 			dmap_free(&s->inflight);
@@ -889,7 +887,6 @@ out_env:
 out_free:
 	dmap_free(&s->dirty);
 	dmap_free(&s->inflight);
-	dmap_free(&s->ptseq);
 	free(s->ages.v);
 	free(s->rlat.v);
 	free(s->wlat.v);
