@@ -103,7 +103,7 @@ static void test_wa_write_races_cleaner(void **st)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
+ * Engine bug found by the proofs, fixed in feb1d10:
  * a read miss fills a whole cache block from the backing device while a
  * write-around write to other sectors of the same block is in flight.
  * The fill's backing read completes first (old data), the block is
@@ -146,7 +146,7 @@ static void test_fill_races_write_around(void **st)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
+ * Engine bug found by the proofs, fixed in feb1d10:
  * the cleaner has submitted its cache read of a dirty block (old data A)
  * when a write-through host write of new data C to that block arrives:
  * the engine lets it go (cache write and backing write of C).  The
@@ -202,14 +202,11 @@ static void test_wt_write_races_cleaner_read(void **st)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
- * a write-through host write to a dirty block is in flight (its cache
- * write not yet complete) when the cleaner picks the block: the cleaner
- * reads the OLD data from the cache, writes it to the backing device
- * after the host's backing write, and marks the block clean.  The backing
- * device ends with the old data.
- *
- * Found by: model --seed 4 --ops 100000 --queued (flush-on-demand check).
+ * Directed check of the other order (passed from the start): a
+ * write-through host write to a dirty block is in flight (its cache write
+ * not yet complete) when the cleaner picks the block.  The cleaner must
+ * not write the OLD data from the cache over the host's new data on the
+ * backing device and mark the block clean.
  */
 static void test_cleaner_picks_block_under_wt_write(void **st)
 {
@@ -249,7 +246,7 @@ static void test_cleaner_picks_block_under_wt_write(void **st)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
+ * Engine bug found by the proofs, fixed in fc7c2c7:
  * the cache device fails (here: power lost) while a backing device is
  * being detached.  The detach invalidated the device's blocks; their
  * metadata writes fail, the blocks stay "record pending" (B_TOMB) for
@@ -279,7 +276,7 @@ static void test_detach_hangs_when_cache_dies(void **st)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
+ * Engine bug found by the proofs, fixed in b985d39:
  * dirty blocks of a backing device that is not attached (kept for it
  * until it comes back) make vc_cache_flush(VC_DEV_ID_ALL) wait for ever:
  * they can never be cleaned.  The flush should clean what it can and
