@@ -91,6 +91,37 @@ else
 	bad gen_deterministic_iolog
 fi
 
+# fio itself replays what gen writes (the iologs are real traces).
+if command -v fio >/dev/null 2>&1; then
+	truncate -s 4M "$T/fio.dat"
+	"$SIM" gen -d zipf:1.1 -n 1000 -r 2000 -R 75 -S 2 -F "$T/fio.dat" \
+		-o "$T/fio.iolog"
+	reads=$(grep -c ' read ' "$T/fio.iolog")
+	if fio --name=replay --read_iolog="$T/fio.iolog" --ioengine=null \
+		--replay_no_stall=1 >"$T/fio.out" 2>&1 &&
+	   grep -q "issued rwts: total=$reads,$((2000 - reads)),0,0" "$T/fio.out"
+	then
+		ok gen_replayed_by_fio
+	else
+		bad gen_replayed_by_fio "$(grep -E 'issued|rror' "$T/fio.out")"
+	fi
+	# and vcache-sim reads what fio --write_iolog writes
+	fio --name=w --filename="$T/fio.dat" --size=4M --rw=randrw --bs=4k \
+		--ioengine=null --number_ios=500 --write_iolog="$T/w.iolog" \
+		>/dev/null 2>&1
+	if "$SIM" --json -s 1M -p lru "$T/w.iolog" >"$T/w.json" 2>"$T/err"
+	then
+		pycheck fio_iolog_replayed "$T/w.json" '
+assert d["trace"]["requests"] == 500 and d["runs"][0]["host_ios"] == 500
+assert d["trace"]["reads"] > 0 and d["trace"]["writes"] > 0
+'
+	else
+		bad fio_iolog_replayed "$(cat "$T/err")"
+	fi
+else
+	echo "skip gen_replayed_by_fio (fio not installed)"
+fi
+
 # ----------------------------------------- end to end through the engine
 # Read-only zipf trace, sequential bypass off: the engine's FIFO and LRU
 # (every miss admitted) must give the hit counts of the independent
