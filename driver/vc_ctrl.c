@@ -163,14 +163,23 @@ int vcd_ctrl_shutdown(struct vcd_dev *dev)
 	return ret;
 }
 
-/* Is the firmware running (heartbeat moving)?  Sleeps ~3 poll periods. */
+/*
+ * Is the firmware running?  Its heartbeat moves every VC_FW_POLL_MS; give
+ * it up to VCD_FW_ALIVE_MS (a loaded host may not schedule it at once).
+ */
 bool vcd_fw_alive(struct vcd_dev *dev)
 {
+	unsigned long deadline = jiffies + msecs_to_jiffies(VCD_FW_ALIVE_MS);
 	u32 hb = readl(&dev->regs->heartbeat);
 
-	msleep(3 * VC_FW_POLL_MS);
-	return readl(&dev->regs->csts) != ~0u &&
-	       readl(&dev->regs->heartbeat) != hb;
+	do {
+		msleep(VC_FW_POLL_MS);
+		if (readl(&dev->regs->csts) == ~0u)
+			return false;
+		if (readl(&dev->regs->heartbeat) != hb)
+			return true;
+	} while (time_before(jiffies, deadline));
+	return false;
 }
 
 /* ------------------------------------------------------------ queues */
@@ -849,6 +858,10 @@ void vcd_reset_work(struct work_struct *work)
 	dev_warn(d, "%s: resetting controller (%s)\n", dev->name, reason);
 	atomic_inc(&dev->nr_resets);
 	vcd_blk_quiesce(dev);
+	if (!vcd_fw_alive(dev)) {
+		vcd_kill_locked(dev, "firmware not running", false);
+		goto unquiesce;
+	}
 	ret = vcd_ctrl_disable(dev);
 	vcd_stop_io_queues(dev);
 	vcd_admin_stop(dev);

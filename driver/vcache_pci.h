@@ -88,6 +88,7 @@
 #define VCD_INLINE_SG		8	/* scatterlist entries in the iod */
 #define VCD_WATCHDOG_MS		1000
 #define VCD_HEARTBEAT_STALL_MS	5000	/* heartbeat frozen this long: reset */
+#define VCD_FW_ALIVE_MS		1000	/* vcd_fw_alive() patience */
 
 /* Host-side completion codes, outside the card's enum vc_status. */
 #define VCD_HOST_CANCELLED	0x100	/* cancelled by a reset: retry */
