@@ -59,6 +59,7 @@ static void usage(FILE *f)
 "      --drain             clean everything after the trace\n"
 "      --backing-size SIZE backing device size (default: end of trace)\n"
 "  -P, --param NAME=VAL    set any engine parameter (sysfs name), last wins\n"
+"      --target-hit PCT    name the smallest size reaching PCT%% hits\n"
 "      --latency           time device I/O (flash 80/20 us read/write,\n"
 "                          disk 8 ms seek + 150 MB/s, one I/O at a time)\n"
 "      --flash-latency R[,W]  flash read[,write] latency in us\n"
@@ -69,7 +70,8 @@ static void usage(FILE *f)
 "      --skip-bad          skip malformed trace lines (default: fail)\n"
 "      --rate IOPS         spacing of untimed (fio v2) requests (10000)\n"
 "      --no-opt            do not compute OPT\n"
-"      --reference         also run the reference LRU/FIFO models\n"
+"      --reference         also run the reference models (FIFO, LRU,\n"
+"                          LRU + 2nd-hit and TinyLFU-style admission)\n"
 "      --json              machine-readable output, base units\n"
 "  -h, --help\n"
 "\n"
@@ -282,7 +284,7 @@ int main(int argc, char **argv)
 	enum {
 		O_HIGH = 256, O_LOW, O_PERIOD, O_SEQ, O_ADMIT, O_DRAIN,
 		O_BACKING, O_SKIP, O_RATE, O_NOOPT, O_REF, O_JSON,
-		O_LAT, O_FLAT, O_SEEK, O_MBPS,
+		O_LAT, O_FLAT, O_SEEK, O_MBPS, O_TARGET,
 	};
 	double dv;
 	char *end;
@@ -304,6 +306,7 @@ int main(int argc, char **argv)
 		{ "flash-latency", required_argument, NULL, O_FLAT },
 		{ "hdd-seek", required_argument, NULL, O_SEEK },
 		{ "hdd-mbps", required_argument, NULL, O_MBPS },
+		{ "target-hit", required_argument, NULL, O_TARGET },
 		{ "format", required_argument, NULL, 'f' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "skip-bad", no_argument, NULL, O_SKIP },
@@ -327,6 +330,7 @@ int main(int argc, char **argv)
 	struct run *runs;
 	int nruns = 0;
 	bool json = false, opt = true, ref = false;
+	double target = -1;
 	char *size_arg = def_sizes;
 	char err[ERRLEN], b1[32], b2[32], b3[32], b4[32];
 	uint64_t v, ws_bytes, reads = 0, writes = 0, trims = 0, flushes = 0;
@@ -431,6 +435,13 @@ int main(int argc, char **argv)
 				die("disk seek time must be milliseconds (e.g. 8 or 4.5)");
 			cfg.hdd_seek_ns = (uint64_t)(dv * 1e6);
 			cfg.latency = true;
+			break;
+		case O_TARGET:
+			errno = 0;
+			target = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(target > 0) ||
+			    target > 100)
+				die("target hit ratio must be a percentage (0..100]");
 			break;
 		case O_MBPS:
 			if (vs_parse_uint(optarg, 1, 1000000, &v))
@@ -710,6 +721,51 @@ int main(int argc, char **argv)
 				printf("%-7s %-9s %-4s %24s %24s\n", "", "", "",
 				       rl, wl);
 			}
+		}
+		if (target > 0) {
+			printf("\nsmallest cache reaching %.2f%% hits:\n", target);
+			for (j = 0; j < nmodes; j++) {
+				for (k = 0; k < npols; k++) {
+					const struct run *best = NULL;
+
+					for (i = 0; i < nruns; i++) {
+						const struct vs_result *r = &runs[i].r;
+
+						if ((int)runs[i].pol != pols[k] ||
+						    (int)runs[i].mode != modes[j] ||
+						    vs_hit_pct(r->read_hit_blocks +
+							       r->write_hit_blocks,
+							       r->read_blocks +
+							       r->write_blocks) < target)
+							continue;
+						if (!best ||
+						    runs[i].cache_bytes < best->cache_bytes)
+							best = &runs[i];
+					}
+					printf("  %-9s %-4s %s\n",
+					       vs_policy_names[pols[k]],
+					       vs_mode_names[modes[j]],
+					       best ? vs_fmt_size(best->cache_bytes,
+								  b1, sizeof(b1)) :
+					       "none of the sizes given");
+				}
+			}
+			/* the bound: OPT that may also decline to admit */
+			k = -1;
+			for (i = 0; opt && i < nsizes; i++)
+				if (vs_hit_pct(sm[i].opt_bypass.read_hits +
+					       sm[i].opt_bypass.write_hits,
+					       sm[i].opt_bypass.read_acc +
+					       sm[i].opt_bypass.write_acc) >=
+				    target && (k < 0 || sm[i].cache_bytes <
+						       sm[k].cache_bytes))
+					k = i;
+			if (opt)
+				printf("  %-14s %s (no policy reaches it with a smaller size given)\n",
+				       "OPT", k >= 0 ?
+				       vs_fmt_size(sm[k].cache_bytes, b1,
+						   sizeof(b1)) :
+				       "none of the sizes given");
 		}
 		if (ref) {
 			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu\n");

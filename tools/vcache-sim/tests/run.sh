@@ -272,6 +272,19 @@ else
 	bad table_output "$(cat "$T/err" "$T/table")"
 fi
 
+# --target-hit names the smallest size that reaches the target, and OPT's.
+if "$SIM" --target-hit 80 -s 50%,5%,25% -p lru "$T/rw.iolog" >"$T/tgt" \
+	2>"$T/err" &&
+   grep -q '^smallest cache reaching 80.00% hits:' "$T/tgt" &&
+   grep -q '^  lru  *wb  *[0-9.]*[KMG]$' "$T/tgt" &&
+   grep -q '^  OPT  *[0-9.]*[KMG] (no policy' "$T/tgt"; then
+	ok target_hit
+else
+	bad target_hit "$(cat "$T/err" "$T/tgt")"
+fi
+expect_fail cli_bad_target "target hit ratio must be a percentage" \
+	"$SIM" --target-hit 101 "$T/rw.iolog"
+
 # Dirty ages: 120 s of writes at 100 IOPS with a 5 s flush period: ages
 # are measured, bounded by the period plus the cleaner's slack, and the
 # age trigger is counted.  After --drain nothing is left dirty.
