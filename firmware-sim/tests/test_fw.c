@@ -1402,6 +1402,197 @@ static int t_media_failure(struct env *e)
 	return 0;
 }
 
+/*
+ * Model-based stress: random reads, writes, FUA writes, flushes, write-zeroes
+ * and deallocates, several in flight on two queues with flash timing and a
+ * small write buffer (background destage), checked against a model; then a
+ * power cut and a check that every block holds its last durable version or
+ * a later one.
+ */
+#define SM_BLOCKS	512
+#define SM_QD		8
+
+struct sm_block {
+	uint32_t *ver;		/* versions in completion order, [0] = 0 */
+	uint32_t n, durable;	/* index of the oldest version allowed */
+	int busy;
+};
+
+struct sm_slot {
+	int used, op, q, cid, fua;
+	uint64_t slba;
+	uint32_t nlb, ver, *snap;
+	uint64_t dma;
+};
+
+static void sm_push(struct sm_block *b, uint32_t ver)
+{
+	b->ver = realloc(b->ver, (b->n + 1) * sizeof(*b->ver));
+	b->ver[b->n++] = ver;
+}
+
+static int t_stress_model(struct env *e)
+{
+	static struct sm_block blk[SM_BLOCKS];
+	struct sm_slot slot[SM_QD];
+	struct fakehost *h = &e->h;
+	unsigned seed = 4242;
+	uint32_t next_ver = 1;
+	int submitted = 0, inflight = 0, ok = 0, rc = 0;
+	int counts[8] = { 0 };
+
+	memset(blk, 0, sizeof(blk));
+	memset(slot, 0, sizeof(slot));
+	for (int i = 0; i < SM_BLOCKS; i++)
+		sm_push(&blk[i], 0);
+	CHECK(!env_format(e, "8M", "512"), "format");
+	CHECK(!env_start(e, "--timing", "flash", "--wbuf", "1M", "--threads",
+			 "3"), "start");
+	CHECK(!env_connect(e, 2, 16), "%s", h->err);
+	for (int i = 0; i < SM_QD; i++)
+		slot[i].dma = fh_alloc(h, 16 * 512, 4096);
+
+	while (submitted < 1500 || inflight) {
+		/* submit */
+		while (submitted < 1500 && inflight < SM_QD) {
+			struct sm_slot *sl = NULL;
+			struct vc_sqe sq = { 0 };
+			int r = rand_r(&seed) % 100, free_range = 1;
+
+			for (int i = 0; i < SM_QD && !sl; i++)
+				if (!slot[i].used)
+					sl = &slot[i];
+			sl->op = r < 50 ? VC_CMD_WRITE : r < 72 ? VC_CMD_READ :
+				 r < 80 ? VC_CMD_FLUSH : r < 87 ? VC_CMD_WRITE :
+				 r < 94 ? VC_CMD_WRITE_ZEROES : VC_CMD_DEALLOCATE;
+			sl->fua = r >= 80 && r < 87;
+			sl->nlb = 1 + rand_r(&seed) % 16;
+			sl->slba = rand_r(&seed) % (SM_BLOCKS - sl->nlb + 1);
+			if (sl->op != VC_CMD_FLUSH)
+				for (uint32_t b = 0; b < sl->nlb; b++)
+					if (blk[sl->slba + b].busy)
+						free_range = 0;
+			if (!free_range)
+				continue;	/* try another op */
+			sl->used = 1;
+			sl->q = 1 + rand_r(&seed) % 2;
+			sq.opcode = sl->op;
+			if (sl->op == VC_CMD_FLUSH) {
+				sl->snap = malloc(SM_BLOCKS * sizeof(uint32_t));
+				for (int b = 0; b < SM_BLOCKS; b++)
+					sl->snap[b] = blk[b].n - 1;
+			} else {
+				for (uint32_t b = 0; b < sl->nlb; b++)
+					blk[sl->slba + b].busy = 1;
+				sq.rw.slba = sl->slba;
+				sq.rw.nlb = sl->nlb;
+			}
+			if (sl->op == VC_CMD_WRITE || sl->op == VC_CMD_READ) {
+				sq.nseg = 1;
+				sq.dptr = sl->dma;
+				sq.dlen = sl->nlb * 512;
+			}
+			if (sl->op == VC_CMD_WRITE) {
+				sl->ver = next_ver++;
+				fill(fh_ptr(h, sl->dma), sl->slba, sl->nlb, 512,
+				     sl->ver);
+				sq.flags = sl->fua ? VC_SQE_F_FUA : 0;
+			} else if (sl->op == VC_CMD_READ) {
+				memset(fh_ptr(h, sl->dma), 0xee, sl->nlb * 512);
+			}
+			sl->cid = fh_post(h, sl->q, &sq, 1);
+			counts[sl->op - VC_CMD_FLUSH + (sl->fua ? 5 : 0)]++;
+			submitted++;
+			inflight++;
+		}
+		/* reap */
+		for (int q = 1; q <= 2 && inflight; q++) {
+			struct vc_cqe c;
+			struct sm_slot *sl = NULL;
+
+			if (fh_reap(h, q, &c, q == 1 ? 5 : 0))
+				continue;
+			for (int i = 0; i < SM_QD; i++)
+				if (slot[i].used && slot[i].q == q &&
+				    slot[i].cid == c.cid)
+					sl = &slot[i];
+			CHECK(sl, "completion for unknown cid %u on %d", c.cid, q);
+			CHECK(VC_CQE_STATUS(c.status) == 0, "op %x status %x",
+			      sl->op, c.status);
+			for (uint32_t b = 0; sl->op != VC_CMD_FLUSH && b < sl->nlb;
+			     b++) {
+				struct sm_block *bk = &blk[sl->slba + b];
+
+				bk->busy = 0;
+				if (sl->op == VC_CMD_READ) {
+					int v = block_ver((uint8_t *)fh_ptr(h, sl->dma) +
+							  b * 512, sl->slba + b, 512);
+
+					CHECK(v == (int)bk->ver[bk->n - 1],
+					      "read block %llu: version %d, model %u",
+					      (unsigned long long)(sl->slba + b), v,
+					      bk->ver[bk->n - 1]);
+					continue;
+				}
+				sm_push(bk, sl->op == VC_CMD_WRITE ? sl->ver : 0);
+				if (sl->op != VC_CMD_WRITE || sl->fua)
+					bk->durable = bk->n - 1;
+			}
+			if (sl->op == VC_CMD_FLUSH) {
+				for (int b = 0; b < SM_BLOCKS; b++)
+					if (sl->snap[b] > blk[b].durable)
+						blk[b].durable = sl->snap[b];
+				free(sl->snap);
+				sl->snap = NULL;
+			}
+			sl->used = 0;
+			inflight--;
+		}
+	}
+	fprintf(stderr, "    ops: flush %d write %d read %d wzeroes %d dealloc %d fua %d\n",
+		counts[0], counts[1], counts[2], counts[3], counts[4], counts[6]);
+	/* a last burst of unflushed writes, likely lost */
+	for (int i = 0; i < 64; i++) {
+		uint64_t lba = rand_r(&seed) % SM_BLOCKS;
+
+		CHECK_ST(wr(e, 1 + i % 2, lba, 1, next_ver, 0), 0);
+		sm_push(&blk[lba], next_ver++);
+	}
+	/* power cut, then every block must be durable-or-later */
+	kill(e->pid, SIGKILL);
+	CHECK(wait_exit(e->pid, 10000) >= 0, "firmware did not die");
+	e->pid = -1;
+	env_disconnect(e);
+	CHECK(!env_start(e, "--timing", "nodelay"), "restart");
+	CHECK(!env_connect(e, 1, 16), "%s", h->err);
+	{
+		uint64_t dma = fh_alloc(h, SM_BLOCKS * 512, 4096);
+		uint8_t *p = fh_ptr(h, dma);
+
+		CHECK_ST(fh_rw(h, 1, VC_CMD_READ, 0, SM_BLOCKS, 512, dma, 0), 0);
+		for (int b = 0; b < SM_BLOCKS && !rc; b++) {
+			int v = block_ver(p + b * 512, b, 512), found = 0;
+
+			for (uint32_t i = blk[b].durable; i < blk[b].n; i++)
+				if ((int)blk[b].ver[i] == v)
+					found = 1;
+			if (!found) {
+				fprintf(stderr, "    block %d: version %d, allowed from %u (%u versions)\n",
+					b, v, blk[b].ver[blk[b].durable], blk[b].n);
+				rc = -1;
+			}
+			ok += found && v == (int)blk[b].ver[blk[b].n - 1];
+		}
+	}
+	fprintf(stderr, "    after the power cut %d of %d blocks hold their newest version\n",
+		ok, SM_BLOCKS);
+	for (int b = 0; b < SM_BLOCKS; b++)
+		free(blk[b].ver);
+	CHECK(!rc, "durability violated");
+	CHECK(env_stop(e) == 0, "exit");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1428,6 +1619,7 @@ static const struct {
 	{ "fatal-cfs", t_fatal },
 	{ "options-ctl", t_options_ctl },
 	{ "media-failure", t_media_failure },
+	{ "stress-model", t_stress_model },
 };
 
 /* ------------------------------------------------------------ bench */
