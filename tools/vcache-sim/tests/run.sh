@@ -154,6 +154,22 @@ else
 	bad e2e_opt_bounds "no output"
 fi
 
+# Larger cache blocks: 4 KiB reads fill whole 16 KiB blocks, and the
+# engine still equals the models run on 16 KiB block accesses.
+if "$SIM" --json --reference --seq-bypass 0 -b 16K -s 1M,4M -p fifo,lru \
+	"$T/ro.iolog" >"$T/ro16.json" 2>"$T/err"; then
+	pycheck e2e_16k_blocks_vs_reference "$T/ro16.json" '
+assert d["trace"]["block_size"] == 16384
+for r in d["runs"]:
+    s = next(s for s in d["sizes"] if s["cache_bytes"] == r["cache_bytes"])
+    ref = s["ref_" + r["policy"]]
+    assert r["cache_blocks"] == r["cache_bytes"] // 16384
+    assert r["read_hit_blocks"] == ref["read_hits"] > 0, (r, ref)
+'
+else
+	bad e2e_16k_blocks_vs_reference "$(cat "$T/err")"
+fi
+
 # Reads and writes in write-through: every miss (read or write) is admitted,
 # so the engine must again equal the reference models exactly.
 "$SIM" gen -d zipf:1.1 -n 6000 -r 50000 -R 60 -S 9 -o "$T/wt.iolog"
