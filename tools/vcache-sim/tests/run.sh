@@ -237,6 +237,21 @@ else
 	bad stdin_trace "$(cat "$T/err")"
 fi
 
+# Limits the engine imposes are reported, not hit.
+expect_fail cli_backing_too_small "beyond --backing-size" \
+	"$SIM" --backing-size 100K -s 1M "$T/multi.iolog"
+python3 - "$T/many.iolog" <<'EOF2'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("fio version 2 iolog\n")
+    for i in range(17):
+        f.write(f"/dev/d{i} add\n")
+    for i in range(17):
+        f.write(f"/dev/d{i} read 0 4096\n")
+EOF2
+expect_fail cli_too_many_devices "the trace has 17 devices; the engine caches at most 16" \
+	"$SIM" -s 1M "$T/many.iolog"
+
 # Engine parameters by name.
 expect_fail cli_unknown_param "unknown engine parameter 'nope' (known: dirty_high_pct" \
 	"$SIM" -P nope=1 -s 1M "$T/multi.iolog"
