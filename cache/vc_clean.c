@@ -59,6 +59,7 @@ void vc_cache_kick_cleaner_if_needed(struct vc_cache *c)
 /* filters */
 #define F_FLUSHME	1
 #define F_EPOCHS	2
+#define F_TAIL		4	/* walk each set's replacement list from the tail */
 
 static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 {
@@ -85,12 +86,24 @@ static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
 		max = VC_CLEAN_BATCH;
 	for (n = 0; n < c->nr_sets && c->cand_nr < max; n++) {
 		struct vc_set *s = &c->sets[si];
+		u32 window = vc_max_u64(64, s->ways / 8);
+		u16 pos;
 		u32 i;
 
 		vc_spin_lock(&s->lock);
+		pos = s->tail;
 		for (i = 0; s->nr_dirty && i < s->ways; i++) {
 			u32 blk = s->first + i;
-			u64 w = c->words[blk];
+			u64 w;
+
+			if (filter & F_TAIL) {
+				/* the coldest blocks: where victims are taken */
+				if (pos == VC_NIL || i >= window)
+					break;
+				blk = s->first + pos;
+				pos = c->prev[blk];
+			}
+			w = c->words[blk];
 
 			if (!eligible(c, w, filter, epochs))
 				continue;
@@ -437,7 +450,8 @@ static void issue_runs(struct vc_cache *c)
 		full = 1;
 	limit = full;
 	if (c->batch_trigger == VC_CLEAN_WATERMARK ||
-	    c->batch_trigger == VC_CLEAN_AGE)
+	    c->batch_trigger == VC_CLEAN_AGE ||
+	    c->batch_trigger == VC_CLEAN_TAIL)
 		limit = full / 4 ? full / 4 : 1;
 	for (;;) {
 		struct vc_run *run = NULL;
@@ -531,6 +545,9 @@ void vc_clean_work_fn(vc_work_t *wk)
 		filter = F_FLUSHME;
 	} else if (dirty && vc_effective_mode(c) != VC_MODE_WB) {
 		trigger = VC_CLEAN_MODE;
+	} else if (dirty && vc_atomic_cmpxchg(&c->tail_pressure, 1, 0)) {
+		trigger = VC_CLEAN_TAIL;
+		filter = F_TAIL;
 	} else if (dirty && c->wm_active) {
 		trigger = VC_CLEAN_WATERMARK;
 	} else if (overdue_epochs(c)) {

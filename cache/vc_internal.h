@@ -10,14 +10,16 @@
  * in set vc_set_of(key) (a fixed hash, part of the on-flash format), so a
  * set is a self-contained cache: its own hash table, its own replacement
  * list, its own lock.  With at most 32768 ways per set, links inside a set
- * are 16-bit, which is what keeps the RAM per block at 15.x bytes:
+ * are 16-bit, which is what keeps the RAM per block under 16 bytes:
  *
  *   u64 word[]     8 B   key (dev, lba) + state bits, see B_* below
  *   u16 prev[]     2 B   replacement list (head = most recent)
  *   u16 next[]     2 B
  *   u16 hnext[]    2 B   hash chain inside the set
- *   u16 heads[]   <=1 B  hash heads, ways/2 rounded down to a power of 2
- *   u16 ghost[]  <=0.5 B admission filter, ways/4 rounded down
+ *   u16 heads[]  <=0.5 B hash heads, ways/4 rounded down to a power of 2
+ *                        (chains of 4 to 8 blocks)
+ *   u8 ghost[]    <=1 B  admission filter: 8-bit fingerprints of recent
+ *                        refused misses, ways rounded down to a power of 2
  *   md state    5/63 B   per metadata sector: started/done counters, flags
  *
  * Sets are large (tens of thousands of blocks), so per-set LRU behaves like
@@ -135,7 +137,7 @@ struct vc_set {
 	u32 hmask;		/* buckets - 1 */
 	u32 gmask;		/* ghost entries - 1 */
 	u16 *heads;
-	u16 *ghost;
+	u8 *ghost;
 	u16 head, tail;		/* replacement list: head = newest */
 	u32 nr_valid;
 	u32 nr_dirty;
@@ -211,7 +213,8 @@ struct vc_cache {
 	struct vc_set *sets;
 	u64 *words;
 	u16 *prev, *next, *hnext;
-	u16 *heads_mem, *ghost_mem;
+	u16 *heads_mem;
+	u8 *ghost_mem;
 	u64 heads_total, ghost_total;
 
 	/* metadata sectors */
@@ -255,6 +258,7 @@ struct vc_cache {
 	u32 batch_dev_mask;
 	u32 scan_set;		/* next set to scan */
 	vc_atomic64_t last_backing_io_ns;
+	vc_atomic_t tail_pressure;	/* victims hard to find: clean tails */
 	vc_atomic64_t epoch_dirty[VC_NR_EPOCHS];
 	vc_atomic64_t nr_dirty;
 	vc_atomic64_t nr_valid;

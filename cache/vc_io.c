@@ -367,6 +367,20 @@ static bool block_fits(struct vc_cache *c, u64 key)
 	return end <= c->bdev[vc_key_dev(key)].dev->nr_sectors;
 }
 
+/*
+ * Second-hit admission, once the set is nearly full: a miss is cached on
+ * the second access within the ghost table's memory.  Set lock held.
+ */
+static bool admission_refuses(struct vc_cache *c, struct vc_set *s, u64 key)
+{
+	if (vc_param(c, VC_P_ADMISSION) != VC_ADMIT_SECOND_HIT)
+		return false;
+	if ((u64)s->nr_valid * 100 <
+	    (u64)s->ways * vc_param(c, VC_P_ADMIT_FULL_PCT))
+		return false;
+	return !vc_ghost_admit(c, s, key);
+}
+
 static void dispatch_read(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -417,12 +431,8 @@ static void dispatch_read(struct vc_req *r)
 		byp = VC_BYP_SEQ;
 	else if (!block_fits(c, r->key))
 		byp = VC_BYP_MODE;
-	else if (vc_param(c, VC_P_ADMISSION) == VC_ADMIT_SECOND_HIT &&
-		 (u64)s->nr_valid * 100 >=
-		 (u64)s->ways * vc_param(c, VC_P_ADMIT_FULL_PCT)) {
-		if (!vc_ghost_admit(c, s, r->key))
-			byp = VC_BYP_ADMISSION;
-	}
+	else if (admission_refuses(c, s, r->key))
+		byp = VC_BYP_ADMISSION;
 	if (byp < 0 && s->byp_inflight)
 		byp = VC_BYP_BUSY;	/* a write around us is in flight */
 	blk = ~0u;
@@ -782,6 +792,8 @@ static void dispatch_write(struct vc_req *r)
 	}
 	if (byp < 0 && (!full || !block_fits(c, r->key)))
 		byp = VC_BYP_MODE;	/* partial block: not allocated */
+	if (byp < 0 && admission_refuses(c, s, r->key))
+		byp = VC_BYP_ADMISSION;	/* first touch: write around */
 	blk = ~0u;
 	if (byp < 0) {
 		blk = take_victim(c, s, r->key);
@@ -796,6 +808,8 @@ static void dispatch_write(struct vc_req *r)
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
 		count_bypass(c, byp);
+		if (byp == VC_BYP_ADMISSION)
+			vc_stat_add(VC_STAT(c, not_admitted), 1);
 		if (byp == VC_BYP_NOSPACE)
 			vc_cache_kick_cleaner(c);
 		write_backing_only(r);

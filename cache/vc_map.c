@@ -28,13 +28,13 @@ static u64 mem_scaling(u64 nr_blocks)
 		u64 b = vc_div_u64((s + 1) * nr_blocks, nr_sets);
 		u32 ways = (u32)(b - a);
 
-		heads += rounddown_pow2(ways / 2 ? ways / 2 : 1);
-		ghost += rounddown_pow2(ways / 4 ? ways / 4 : 1);
+		heads += rounddown_pow2(ways / 4 ? ways / 4 : 1);
+		ghost += rounddown_pow2(ways);
 	}
 	mdsec = vc_div_u64(nr_blocks + VC_RECS_PER_SECTOR - 1,
 			   VC_RECS_PER_SECTOR);
 	total = nr_blocks * (sizeof(u64) + 3 * sizeof(u16)) +
-		(heads + ghost) * sizeof(u16) +
+		heads * sizeof(u16) + ghost * sizeof(u8) +
 		mdsec * (2 * sizeof(u16) + sizeof(u8)) +
 		nr_sets * sizeof(struct vc_set);
 	return total;
@@ -72,8 +72,8 @@ int vc_map_alloc(struct vc_cache *c)
 
 		st->first = (u32)a;
 		st->ways = (u32)(b - a);
-		st->hmask = rounddown_pow2(st->ways / 2 ? st->ways / 2 : 1) - 1;
-		st->gmask = rounddown_pow2(st->ways / 4 ? st->ways / 4 : 1) - 1;
+		st->hmask = rounddown_pow2(st->ways / 4 ? st->ways / 4 : 1) - 1;
+		st->gmask = rounddown_pow2(st->ways) - 1;
 		c->heads_total += st->hmask + 1;
 		c->ghost_total += st->gmask + 1;
 	}
@@ -82,7 +82,7 @@ int vc_map_alloc(struct vc_cache *c)
 	c->next = vc_large_zalloc(sizeof(u16) * nr);
 	c->hnext = vc_large_zalloc(sizeof(u16) * nr);
 	c->heads_mem = vc_large_zalloc(sizeof(u16) * c->heads_total);
-	c->ghost_mem = vc_large_zalloc(sizeof(u16) * c->ghost_total);
+	c->ghost_mem = vc_large_zalloc(sizeof(u8) * c->ghost_total);
 	if (!c->words || !c->prev || !c->next || !c->hnext || !c->heads_mem ||
 	    !c->ghost_mem) {
 		vc_map_free(c);
@@ -128,7 +128,8 @@ void vc_map_free(struct vc_cache *c)
 	c->sets = NULL;
 	c->words = NULL;
 	c->prev = c->next = c->hnext = NULL;
-	c->heads_mem = c->ghost_mem = NULL;
+	c->heads_mem = NULL;
+	c->ghost_mem = NULL;
 }
 
 u32 vc_set_of(struct vc_cache *c, u64 key)
@@ -235,7 +236,8 @@ void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk)
 	vc_lru_push_head(c, s, blk);
 }
 
-#define VC_VICTIM_SCAN	256
+#define VC_VICTIM_SCAN	1024
+#define VC_TAIL_DIRTY	32	/* dirty blocks skipped: ask for cleaning */
 
 /*
  * Find a block to reuse: from the tail (oldest), the first that is
@@ -245,17 +247,25 @@ void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk)
 u32 vc_find_victim(struct vc_cache *c, struct vc_set *s)
 {
 	u16 i = s->tail;
-	u32 n = 0;
+	u32 n = 0, dirty = 0;
 
 	while (i != VC_NIL && n++ < VC_VICTIM_SCAN) {
 		u32 blk = s->first + i;
 		u64 w = c->words[blk];
 
 		if (!(w & (B_DIRTY | B_FLASHDIRTY | B_BUSY | B_CLEANING |
-			   B_READERS_MASK)))
+			   B_READERS_MASK))) {
+			if (dirty >= VC_TAIL_DIRTY &&
+			    !vc_atomic_cmpxchg(&c->tail_pressure, 0, 1))
+				vc_cache_kick_cleaner(c);
 			return blk;
+		}
+		if (w & B_DIRTY)
+			dirty++;
 		i = c->prev[blk];
 	}
+	if (!vc_atomic_cmpxchg(&c->tail_pressure, 0, 1))
+		vc_cache_kick_cleaner(c);
 	return ~0u;
 }
 
@@ -267,7 +277,7 @@ bool vc_ghost_admit(struct vc_cache *c, struct vc_set *s, u64 key)
 {
 	u64 h = vc_hash64((key & B_KEY_MASK) ^ 0x9e3779b97f4a7c15ULL);
 	u32 idx = (u32)h & s->gmask;
-	u16 tag = (u16)(h >> 48) | 1;
+	u8 tag = (u8)(h >> 56) | 1;
 
 	(void)c;
 	if (s->ghost[idx] == tag) {

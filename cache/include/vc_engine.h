@@ -251,6 +251,7 @@ enum vc_clean_trigger {
 	VC_CLEAN_IDLE,
 	VC_CLEAN_FLUSH,		/* flush on demand, detach */
 	VC_CLEAN_MODE,		/* draining after leaving write-back */
+	VC_CLEAN_TAIL,		/* dirty blocks where replacement looks */
 	VC_NR_CLEAN
 };
 
