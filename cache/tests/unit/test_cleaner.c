@@ -407,6 +407,40 @@ static void test_per_device_flush_and_detach(void **st)
 	vc_memdev_destroy(b2);
 }
 
+/* A cache full of dirty blocks: misses make the cleaner clean the tail. */
+static void test_tail_cleaning(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	t_setup(&t, 256, 8192, false, &cfg);
+	for (i = 0; i < 256; i++)
+		assert_int_equal(t_write_pat(&t, i * 2, 1, i, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 256);
+	/* a miss finds no clean victim: read around, cleaner kicked */
+	assert_int_equal(t_check_pat(&t, 5001, 1, 0), 1);
+	s = t_stats(&t);
+	assert_int_equal(s.bypass[VC_BYP_NOSPACE], 1);
+	t_run();
+	s = t_stats(&t);
+	assert_true(s.cleanings[VC_CLEAN_TAIL] >= 32);
+	assert_true(s.dirty_blocks <= 256 - 32);
+	/* the oldest were written home and can be replaced now */
+	assert_true(t_backing_has(&t, 0, 1, 0));
+	for (i = 0; i < 20; i++)
+		assert_int_equal(t_check_pat(&t, 6000 + i, 1, 0), 1);
+	s = t_stats(&t);
+	assert_int_equal(s.bypass[VC_BYP_NOSPACE], 1);
+	assert_int_equal(s.evictions, 20);
+	for (i = 0; i < 256; i++)	/* nothing lost */
+		assert_int_equal(t_check_pat(&t, i * 2, 1, i), 0);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_limit_and_flush),
 		cmocka_unit_test(test_background_flush),
 		cmocka_unit_test(test_per_device_flush_and_detach),
+		cmocka_unit_test(test_tail_cleaning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,6 +170,17 @@ static void test_admission(void **st)
 	t_check_pat(&t, 1000, 1, 0);
 	s = t_stats(&t);
 	assert_int_equal(s.read_hits, 1);
+	/* write misses too: the first goes around, the second is cached */
+	assert_int_equal(t_write_pat(&t, 2000, 1, 3, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 33);
+	assert_int_equal(s.not_admitted, 2);
+	assert_true(t_backing_has(&t, 2000, 1, 3));
+	assert_int_equal(t_write_pat(&t, 2000, 1, 4, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 34);
+	assert_int_equal(s.dirty_blocks, 1);
+	assert_int_equal(t_check_pat(&t, 2000, 1, 4), 0);
 	t_teardown(&t);
 }
 
