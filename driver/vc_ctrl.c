@@ -7,6 +7,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -798,7 +799,8 @@ static void vcd_kill_locked(struct vcd_dev *dev, const char *reason,
 		return;
 
 	dev_err(&dev->pdev->dev,
-		"%s: card is dead (%s); failing all I/O\n", dev->name, reason);
+		"%s: card is dead (%s); failing all I/O. Check the card, then remove and rescan the PCI device or reload vcache to retry\n",
+		dev->name, reason);
 	if (dev->disk_added && old != VCD_STATE_DELETING)
 		blk_mark_disk_dead(dev->disk);
 	vcd_blk_quiesce(dev);
