@@ -313,6 +313,28 @@ static void gm_refresh_locked(void)
 	       g->size >> 20);
 }
 
+/*
+ * At enable (nothing in flight): if the guest RAM path now names another
+ * file than the one mapped (we mapped a stale file before QEMU replaced
+ * it), drop the old mapping so the next access maps the right one.
+ */
+static void gm_revalidate(void)
+{
+	struct stat a, b;
+	int stale;
+
+	pthread_mutex_lock(&C.gm_lock);
+	stale = C.gm_fd >= 0 && (stat(C.o->guest_mem, &a) < 0 ||
+				 fstat(C.gm_fd, &b) < 0 || a.st_ino != b.st_ino ||
+				 a.st_dev != b.st_dev);
+	pthread_mutex_unlock(&C.gm_lock);
+	if (stale) {
+		fw_log("guest memory: %s was replaced, re-mapping",
+		       C.o->guest_mem);
+		gm_close();
+	}
+}
+
 /* Host pointer for guest physical [addr, addr+len), or NULL. */
 static void *gm_ptr(uint64_t addr, uint64_t len)
 {
@@ -1258,6 +1280,8 @@ static void ctrl_enable(void)
 	char why[160];
 	int st;
 
+	if (!C.refused_logged)
+		gm_revalidate();
 	pthread_mutex_lock(&C.lock);
 	if (C.refuse) {
 		if (!C.refused_logged)
@@ -2179,6 +2203,11 @@ int card_run(struct fw_opts *o, struct media *m)
 	} else {
 		fw_log("exit: write buffer destaged, media marked clean");
 	}
+	fw_log("exit: lifetime %" PRIu64 " reads (%" PRIu64 " MiB), %" PRIu64 " writes (%" PRIu64 " MiB), %" PRIu64 " flushes, %" PRIu64 " media errors, %" PRIu64 " power cycles, %" PRIu64 " unsafe shutdowns",
+	       (uint64_t)fwc.read_cmds, (uint64_t)fwc.bytes_read >> 20,
+	       (uint64_t)fwc.write_cmds, (uint64_t)fwc.bytes_written >> 20,
+	       (uint64_t)fwc.flush_cmds, (uint64_t)fwc.media_errors,
+	       (uint64_t)fwc.power_cycles, (uint64_t)fwc.unsafe_shutdowns);
 	unlink(o->socket_path);
 	if (o->ctl_path)
 		unlink(o->ctl_path);

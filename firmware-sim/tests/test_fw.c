@@ -1222,6 +1222,27 @@ static int t_late_guest_mem(struct env *e)
 	CHECK_ST(wr(e, 1, 0, 1, 1, 0), 0);
 	CHECK_ST(rd_check(e, 1, 0, 1, 1), 0);
 	CHECK(env_stop(e) == 0, "exit");
+	/*
+	 * A stale RAM file from an earlier run is there when the guest
+	 * connects, and replaced (new file) before the guest enables the card.
+	 */
+	{
+		char mem2[256];
+		int fd = open(e->mem, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+		CHECK(fd >= 0 && ftruncate(fd, MEM_SIZE) == 0, "stale file");
+		close(fd);
+		snprintf(mem2, sizeof(mem2), "%s.new", e->mem);
+		CHECK(!env_start(e, "--timing", "nodelay"), "start");
+		CHECK(!fh_connect(&e->h, e->sock, mem2, MEM_SIZE, 3), "%s",
+		      e->h.err);
+		e->connected = 1;
+		usleep(50000);
+		CHECK(rename(mem2, e->mem) == 0, "rename");
+		CHECK(!env_connect_enabled(e), "%s", e->h.err);
+		CHECK_ST(rd_check(e, 1, 0, 1, 1), 0);
+		CHECK(env_stop(e) == 0, "exit");
+	}
 	return 0;
 }
 
