@@ -976,10 +976,17 @@ static void flush_end(struct vc_dev_io *io, int err)
 		if (io == &a->io[0]) {
 			vc_stat_add(VC_STAT(c, cache_write_errors), 1);
 			vc_degrade(c, "cache flush failed");
+			/*
+			 * Only dirty data depends on the cache device; with
+			 * none, everything acknowledged is on the backing
+			 * device and its FLUSH decides.
+			 */
+			if (vc_atomic64_read(&c->nr_dirty) > 0)
+				a->err = err;
 		} else {
 			vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+			a->err = err;
 		}
-		a->err = err;
 	}
 	if (!vc_atomic_dec_and_test(&a->pending))
 		return;
