@@ -20,7 +20,7 @@
  *     not "everything valid" as after a dm-cache crash.
  *
  *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
- *         [--cut-mode drop|random|torn|keep] [--queued] [-v]
+ *         [--cut-mode drop|random|torn|keep] [--queued] [--block-size B] [-v]
  *
  * --queued: devices complete in a seeded random order, so several writes
  * (data, records, cleaning) are in flight when the power goes.
@@ -50,6 +50,7 @@ struct opts {
 	int verbose;
 	int only;		/* scenario or -1 */
 	bool queued;		/* devices complete in seeded random order */
+	u32 block_size;
 	u64 only_k;		/* one cut point, 0 = all */
 };
 
@@ -160,19 +161,21 @@ static void workload(struct harness *h, struct track *t, u64 nops)
 static void prepare(struct harness *h, struct track *t)
 {
 	u64 spb = h->cfg.block_size / H_SECT, b;
+	u64 nblk = h->dev[0].nr_sectors / spb;
+	u64 b1 = nblk / 2, b2 = nblk * 3 / 4;
 
 	workload(h, t, 120);
 	/* flush dev 1 on demand: its blocks become clean but stay cached */
 	if (h->o.ndev > 1 && h->dev[1].id != H_NO_ID && !h->failures)
 		vc_cache_flush(h->c, h->dev[1].id, NULL, NULL);
 	/* a few more dirty blocks on dev 0, acknowledged-durable by FLUSH */
-	for (b = 0; b < 8; b++)
-		hop(h, t, 0, VC_OP_WRITE, 0, (200 + b * 3) * spb,
+	for (b = 0; b < 8 && b1 + b * 3 < b2; b++)
+		hop(h, t, 0, VC_OP_WRITE, 0, (b1 + b * 3) * spb,
 		    h->cfg.block_size);
 	hop(h, t, 0, VC_OP_FLUSH, 0, 0, 0);
 	/* and some acknowledged but not flushed */
-	for (b = 0; b < 4; b++)
-		hop(h, t, 0, VC_OP_WRITE, 0, (300 + b) * spb,
+	for (b = 0; b < 4 && b2 + b < nblk; b++)
+		hop(h, t, 0, VC_OP_WRITE, 0, (b2 + b) * spb,
 		    h->cfg.block_size);
 }
 
@@ -182,7 +185,7 @@ static void setup_harness(struct harness *h, const struct opts *o)
 		.seed = o->seed, .ndev = 2,
 		.backing_sectors = 2 * 2048,	/* 2 MiB */
 		.cache_sectors = 1024 * 2,	/* 1 MiB */
-		.block_size = 4096,
+		.block_size = o->block_size,
 		.completion = o->queued ? SIMDEV_COMPLETE_QUEUED :
 					  SIMDEV_COMPLETE_INLINE,
 		.cut_mode = o->cut_mode,
@@ -261,6 +264,15 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		if (h->failures)
 			goto out;
 	}
+	/*
+	 * Let deferred metadata writes (clean records of blocks cleaned to
+	 * make room) go out: the bound below is about the state at the cut.
+	 */
+	for (d = 0; d < 20 && h->c; d++) {
+		h_advance(h, 100000000);
+		h_pump(h);
+	}
+	h_quiesce(h);
 	t = (struct track){ 0 };
 	before_op(h, &t, 0);
 	if (h->c)
@@ -378,7 +390,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
-		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued] [-v]\n");
+		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
+		"             [--block-size B] [-v]\n");
 	exit(2);
 }
 
@@ -388,16 +401,16 @@ int main(int argc, char **argv)
 		{ "scenario", 1, NULL, 'S' }, { "stride", 1, NULL, 't' },
 		{ "max-k", 1, NULL, 'm' }, { "seed", 1, NULL, 's' },
 		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' },
-		{ "queued", 0, NULL, 'q' }, { "verbose", 0, NULL, 'v' },
+		{ "queued", 0, NULL, 'q' }, { "block-size", 1, NULL, 'b' }, { "verbose", 0, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
-			  .cut_mode = SIMDEV_CUT_DROP_ALL };
+			  .cut_mode = SIMDEV_CUT_DROP_ALL, .block_size = 4096 };
 	struct result dry, res;
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qv", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:v", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			if (!strcmp(optarg, "all"))
@@ -432,12 +445,13 @@ int main(int argc, char **argv)
 			break;
 		case 'v': o.verbose++; break;
 		case 'q': o.queued = true; break;
+		case 'b': o.block_size = (u32)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	printf("crash: seed %llu stride %llu cut-mode %d%s\n",
+	printf("crash: seed %llu stride %llu cut-mode %d block %u%s\n",
 	       (unsigned long long)o.seed, (unsigned long long)o.stride,
-	       o.cut_mode, o.queued ? " queued" : "");
+	       o.cut_mode, o.block_size, o.queued ? " queued" : "");
 	for (s = 0; s < S_NR; s++) {
 		u64 k, n, points = 0, fails = 0, loads_refused = 0;
 		u64 dmin = ~0ULL, dmax = 0;
@@ -468,13 +482,13 @@ int main(int argc, char **argv)
 			if (res.failures) {
 				fails++;
 				if (fails <= 3)
-					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d%s)\n",
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u%s)\n",
 					       scen_name[s],
 					       (unsigned long long)k,
 					       scen_name[s],
 					       (unsigned long long)k,
 					       (unsigned long long)o.seed,
-					       o.cut_mode,
+					       o.cut_mode, o.block_size,
 					       o.queued ? " --queued" : "");
 			}
 		}

@@ -419,6 +419,14 @@ static void check_read(struct harness *h, struct h_io *io)
 	}
 }
 
+/* Is [sector, sector + len) inside harness device @d? */
+static bool in_dev(struct harness *h, int d, u64 sector, u32 len)
+{
+	u64 n = h->dev[d].nr_sectors;
+
+	return sector <= n && len / H_SECT <= n - sector;
+}
+
 static void end_io(struct vc_host_io *hio, int err)
 {
 	struct h_io *io = vc_container_of(hio, struct h_io, hio);
@@ -458,6 +466,14 @@ static void end_io(struct vc_host_io *hio, int err)
 			       err, hio->op, io->d,
 			       (unsigned long long)hio->sector, hio->len);
 	}
+	if (hio->op != VC_OP_FLUSH && !in_dev(h, io->d, hio->sector, hio->len)) {
+		/* a request beyond the device must be refused, nothing else */
+		if (!err)
+			h_fail(h, "I/O beyond the end of dev %d (sector %llu len %u) was accepted",
+			       io->d, (unsigned long long)hio->sector,
+			       hio->len);
+		return;
+	}
 	if (hio->op != VC_OP_FLUSH)
 		for (s = hio->sector; s < hio->sector + n; s++)
 			h->dev[io->d].busy[s] = 0;
@@ -483,6 +499,8 @@ bool h_range_free(struct harness *h, int d, u64 sector, u32 len)
 {
 	u64 s;
 
+	if (!in_dev(h, d, sector, len))
+		return true;	/* refused by the engine, touches nothing */
 	for (s = sector; s < sector + len / H_SECT; s++)
 		if (h->dev[d].busy[s])
 			return false;
@@ -529,7 +547,8 @@ void h_submit(struct harness *h, struct h_io *io)
 		io->snap = h->dev[io->d].epoch;
 		h->dev[io->d].epoch++;
 	}
-	if (io->hio.op != VC_OP_FLUSH)
+	if (io->hio.op != VC_OP_FLUSH &&
+	    in_dev(h, io->d, io->hio.sector, io->hio.len))
 		for (s = io->hio.sector;
 		     s < io->hio.sector + io->hio.len / H_SECT; s++)
 			h->dev[io->d].busy[s] = 1;

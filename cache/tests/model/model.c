@@ -201,6 +201,31 @@ static void op_rw(struct run *r)
 	host_op(r, VC_OP_DISCARD, 0, d, sector, len, 0);
 }
 
+/* Requests crossing or past the end of the device must be refused. */
+static void op_beyond_end(struct run *r)
+{
+	struct harness *h = &r->h;
+	int d = pick_dev(r);
+	u64 n;
+	struct h_io *io;
+
+	if (d < 0)
+		return;
+	reap_all(r);
+	n = h->dev[d].nr_sectors;
+	io = h_io_new(h, d, h_rand_below(h, 2) ? VC_OP_READ : VC_OP_WRITE, 0,
+		      h_rand_below(h, 2) ? n - 1 : n + h_rand_below(h, 1000),
+		      4096);
+	io->tolerate_err = true;
+	note(h, "I/O beyond the end of dev %d", d);
+	h_submit(h, io);
+	h_wait(h, io);
+	if (io->err != -EINVAL && !errors_possible(r))
+		h_fail(h, "I/O beyond the end: error %d, expected -EINVAL",
+		       io->err);
+	h_io_free(io);
+}
+
 /* A sequential stream: one of four submitters continues its run. */
 static void op_seq(struct run *r)
 {
@@ -720,6 +745,8 @@ int main(int argc, char **argv)
 			op_shutdown(r);
 		else if (x < 99780 && r->crash)
 			op_crash(r);
+		else if (x < 99790)
+			op_beyond_end(r);
 		h_pump(h);
 	}
 	if (!FAILED(h)) {

@@ -122,6 +122,10 @@ $(PB)/asan/model: $(call objs_of,asan,$(PT)/cache/tests/model/model.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
 	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
 
+$(PB)/asan/crash: $(call objs_of,asan,$(PT)/cache/tests/crash/crash.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
+	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
+
 STRESS_OBJS = $(call objs_of,$(1),$(PT)/cache/tests/stress/stress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $($(1)_ENGINE_OBJS)
 
@@ -146,7 +150,7 @@ $(PB)/asan/fuzz-load-standalone: $(call FUZZ_COMMON,asan) \
 
 PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
 	$(U)/test_regress \
-	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/tsan/stress \
+	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/asan/crash $(PB)/tsan/stress \
 	$(PB)/asan/stress
 
 .PHONY: proofs-all proofs-check proofs-unit model-check model-long \
@@ -183,11 +187,13 @@ model-long: $(U)/model
 	$(U)/model --ops $(MODEL_LONG_OPS) --crash
 	$(U)/model --ops $(MODEL_LONG_OPS) --queued --crash
 
-crash-check: $(U)/crash
+crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-drop,$(U)/crash --stride $(CRASH_STRIDE) --cut-mode drop)
 	$(call prun,crash-random,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode random --seed 2)
 	$(call prun,crash-torn,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 3)
 	$(call prun,crash-queued,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 4)
+	$(call prun,crash-16k,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode random --queued --block-size 16384 --seed 6)
+	$(call prun,crash-asan,$(PB)/asan/crash --stride 5 --cut-mode torn --queued --seed 7)
 
 FUZZ_CORPUS := $(PB)/fuzz-corpus
 FUZZ_WORK := $(PB)/fuzz-work
