@@ -330,6 +330,72 @@ static void test_nul_byte(void)
 		fclose(f);
 }
 
+static void test_iolog_roundtrip_all_ops(void)
+{
+	static const char text[] =
+		"8,0 0 1 0.000001 5 Q R 8 + 8 [a]\n"
+		"8,16 0 2 0.000002 6 Q W 16 + 16 [a]\n"
+		"8,0 0 3 0.000003 5 Q D 0 + 2048 [a]\n"
+		"8,16 0 4 0.000004 6 Q FN [a]\n"
+		"8,0 0 5 1.5 5 Q WS 24 + 1 [a]\n";
+	struct vs_parse_opts o;
+	struct vs_trace a, b;
+	char err[256], *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	vs_parse_opts_init(&o);
+	CHECK(parse_str(text, &o, &a, err, sizeof(err)) == 0);
+	CHECK(a.n == 5 && a.ndevs == 2);
+	f = open_memstream(&buf, &len);
+	CHECK(f && vs_trace_write_iolog(&a, f) == 0);
+	if (f)
+		fclose(f);
+	CHECK(parse_str(buf, &o, &b, err, sizeof(err)) == 0);
+	CHECK(b.n == a.n && b.ndevs == 2 && b.timed);
+	for (i = 0; i < a.n && i < b.n; i++) {
+		/* the iolog keeps op, device, extent and time (in us) */
+		CHECK(b.req[i].op == a.req[i].op && b.req[i].off == a.req[i].off &&
+		      b.req[i].len == a.req[i].len &&
+		      b.req[i].t_ns == a.req[i].t_ns / 1000 * 1000);
+		CHECK(!strcmp(b.devs[b.req[i].dev], a.devs[a.req[i].dev]));
+	}
+	CHECK(b.n == 5 && b.req[4].len == 512 && b.req[4].t_ns == 1500000000ull);
+	free(buf);
+	vs_trace_free(&a);
+	vs_trace_free(&b);
+}
+
+static void test_blk_times(void)
+{
+	static const struct {
+		const char *t;
+		uint64_t ns;
+	} ok_times[] = {
+		{ "12", 12000000000ull }, { "1.5", 1500000000ull },
+		{ "0.000000001", 1 }, { "3.1234567891", 3123456789ull },
+		{ "0.000", 0 },
+	};
+	struct vs_parse_opts o;
+	struct vs_trace t;
+	char line[128], err[256];
+	unsigned int i;
+
+	vs_parse_opts_init(&o);
+	for (i = 0; i < sizeof(ok_times) / sizeof(ok_times[0]); i++) {
+		snprintf(line, sizeof(line), "8,0 0 1 %s 5 Q R 8 + 8 [a]\n",
+			 ok_times[i].t);
+		CHECK(parse_str(line, &o, &t, err, sizeof(err)) == 0);
+		CHECK(t.n == 1 && t.req[0].t_ns == ok_times[i].ns);
+		vs_trace_free(&t);
+	}
+	CHECK(parse_str("8,0 0 1 .5 5 Q R 8 + 8 [a]\n", &o, &t, err,
+			sizeof(err)) == -1);
+	CHECK(parse_str("8,0 0 1 99999999999999999999.0 5 Q R 8 + 8 [a]\n",
+			&o, &t, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "bad timestamp") != NULL);
+}
+
 /* ------------------------------------------------------------ generator */
 
 static void test_gen_roundtrip(void)
@@ -722,6 +788,8 @@ static void test_util(void)
 	CHECK(vs_parse_size("1.5G", &v) == 0 && v == 3ull << 29);
 	CHECK(vs_parse_size("64KiB", &v) == 0 && v == 65536);
 	CHECK(vs_parse_size("2TB", &v) == 0 && v == 2ull << 40);
+	CHECK(vs_parse_size("0.5K", &v) == 0 && v == 512);
+	CHECK(vs_parse_size("512b", &v) == 0 && v == 512);
 	CHECK(vs_parse_size("1.3", &v) == -1);
 	CHECK(vs_parse_size("-1", &v) == -1);
 	CHECK(vs_parse_size("1X", &v) == -1);
@@ -753,6 +821,8 @@ int main(void)
 		{ "iolog_v2", test_iolog_v2 },
 		{ "iolog_malformed", test_iolog_malformed },
 		{ "nul_byte", test_nul_byte },
+		{ "iolog_roundtrip_all_ops", test_iolog_roundtrip_all_ops },
+		{ "blkparse_times", test_blk_times },
 		{ "gen_roundtrip", test_gen_roundtrip },
 		{ "gen_distributions", test_gen_distributions },
 		{ "blocks_build", test_blocks_build },
