@@ -22,8 +22,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +353,65 @@ static void *gm_ptr(uint64_t addr, uint64_t len)
 	return g->base + addr;
 }
 
+/*
+ * Guarded access to guest RAM.  Addresses are checked against the size of
+ * the file when it was mapped; should the file shrink afterwards, touching
+ * the lost pages raises SIGBUS.  Every access to guest memory goes through
+ * these helpers, which turn that into an error instead of a crash.
+ */
+static __thread sigjmp_buf *volatile gm_jmp;
+static atomic_int gm_faults;
+
+static void sigbus_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (gm_jmp)
+		siglongjmp(*gm_jmp, 1);
+	signal(sig, SIG_DFL);	/* not ours: die as usual */
+	raise(sig);
+}
+
+static void gm_fault(void)
+{
+	gm_jmp = NULL;
+	if (!atomic_fetch_add(&gm_faults, 1))
+		fw_log("guest memory: %s shrank under the card (SIGBUS); failing the access",
+		       C.o->guest_mem);
+}
+
+static int gm_copy(void *dst, const void *src, size_t n)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		gm_fault();
+		return -1;
+	}
+	gm_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* keep the copy inside */
+	memcpy(dst, src, n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	gm_jmp = NULL;
+	return 0;
+}
+
+static int gm_store16(uint16_t *p, uint16_t v)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		gm_fault();
+		return -1;
+	}
+	gm_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	gm_jmp = NULL;
+	return 0;
+}
+
 /* --------------------------------------------------------------- SGL */
 struct seg {
 	uint8_t *p;
@@ -383,7 +444,9 @@ static int sgl_resolve(const struct vc_sqe *sqe, uint32_t dlen,
 	dp = gm_ptr(sqe->dptr, (uint64_t)nseg * sizeof(d[0]));
 	if (!dp)
 		return VC_SC_DATA_XFER;
-	memcpy(d, dp, nseg * sizeof(d[0]));	/* snapshot: host may scribble */
+	/* snapshot: the host may scribble on it */
+	if (gm_copy(d, dp, nseg * sizeof(d[0])))
+		return VC_SC_DATA_XFER;
 	for (unsigned i = 0; i < nseg; i++) {
 		if (!d[i].len)
 			return VC_SC_DATA_XFER;
@@ -401,20 +464,25 @@ static int sgl_resolve(const struct vc_sqe *sqe, uint32_t dlen,
 	return 0;
 }
 
-static void segs_to_buf(uint8_t *buf, const struct seg *s, int n)
+/* Gather / scatter a command's data.  0, or VC_SC_DATA_XFER. */
+static int segs_to_buf(uint8_t *buf, const struct seg *s, int n)
 {
 	for (int i = 0; i < n; i++) {
-		memcpy(buf, s[i].p, s[i].len);
+		if (gm_copy(buf, s[i].p, s[i].len))
+			return VC_SC_DATA_XFER;
 		buf += s[i].len;
 	}
+	return 0;
 }
 
-static void buf_to_segs(const struct seg *s, int n, const uint8_t *buf)
+static int buf_to_segs(const struct seg *s, int n, const uint8_t *buf)
 {
 	for (int i = 0; i < n; i++) {
-		memcpy(s[i].p, buf, s[i].len);
+		if (gm_copy(s[i].p, buf, s[i].len))
+			return VC_SC_DATA_XFER;
 		buf += s[i].len;
 	}
+	return 0;
 }
 
 /* ---------------------------------------------------------- completion */
@@ -436,21 +504,19 @@ static void go_fatal(const char *why);
 static int cq_put(struct cq *cq, unsigned qid, const struct vc_cqe *e)
 {
 	uint32_t head = rd32(&C.db[qid].cq_head);
-	struct vc_cqe *slot;
+	struct vc_cqe *slot, tmp = *e;
 
 	if (head >= cq->size)
 		return -2;
 	if ((cq->tail + 1) % cq->size == head)
 		return -1;
 	slot = &cq->ring[cq->tail];
-	slot->result = e->result;
-	slot->rsvd = 0;
-	slot->sq_head = e->sq_head;
-	slot->sqid = e->sqid;
-	slot->cid = e->cid;
-	__atomic_store_n(&slot->status,
-			 (uint16_t)((e->status & ~VC_CQE_PHASE) | cq->phase),
-			 __ATOMIC_RELEASE);
+	tmp.rsvd = 0;
+	/* everything but the status first, then the status with the phase */
+	if (gm_copy(slot, &tmp, offsetof(struct vc_cqe, status)) ||
+	    gm_store16(&slot->status,
+		       (uint16_t)((e->status & ~VC_CQE_PHASE) | cq->phase)))
+		return -2;
 	if (++cq->tail == cq->size) {
 		cq->tail = 0;
 		cq->phase ^= 1;
@@ -468,7 +534,7 @@ static void cq_drain_backlog(struct cq *cq, unsigned qid)
 
 		if (rc == -2) {
 			pthread_mutex_unlock(&cq->lock);
-			go_fatal("invalid CQ head doorbell");
+			go_fatal("cannot post a completion: CQ head doorbell beyond the CQ, or CQ memory gone");
 			pthread_mutex_lock(&cq->lock);
 			return;
 		}
@@ -523,7 +589,7 @@ static void post_cqe(struct cmd *c)
 			bad = cq_put(cq, c->cqid, &e);
 			if (bad == -2) {
 				pthread_mutex_unlock(&cq->lock);
-				go_fatal("invalid CQ head doorbell");
+				go_fatal("cannot post a completion: CQ head doorbell beyond the CQ, or CQ memory gone");
 				pthread_mutex_lock(&cq->lock);
 			}
 		}
@@ -776,7 +842,9 @@ static void exec_io(struct cmd *c)
 				st = VC_SC_INTERNAL;
 				break;
 			}
-			buf_to_segs(segs, nsegs, xbuf);
+			st = buf_to_segs(segs, nsegs, xbuf);
+			if (st)
+				break;
 			fwc.bytes_read += s->dlen;
 		} else {
 			fwc.write_cmds++;
@@ -785,7 +853,9 @@ static void exec_io(struct cmd *c)
 				st = VC_SC_WRITE_FAULT;
 				break;
 			}
-			segs_to_buf(xbuf, segs, nsegs);
+			st = segs_to_buf(xbuf, segs, nsegs);
+			if (st)
+				break;
 			rc = media_write(m, s->rw.slba, s->rw.nlb, xbuf,
 					 s->flags & VC_SQE_F_FUA, &done);
 			if (rc) {
@@ -886,7 +956,7 @@ static void admin_put(const struct vc_sqe *s, const void *src, uint32_t len,
 		return;
 	}
 	memcpy(tmp, src, len < dlen ? len : dlen);
-	buf_to_segs(segs, n, tmp);
+	*st = buf_to_segs(segs, n, tmp);
 	free(tmp);
 }
 
@@ -1391,7 +1461,11 @@ static void sq_fetch(unsigned q)
 
 		if (!c)
 			break;
-		memcpy(&c->sqe, &sq->ring[sq->head], sizeof(c->sqe));
+		if (gm_copy(&c->sqe, &sq->ring[sq->head], sizeof(c->sqe))) {
+			free(c);
+			go_fatal("SQ memory vanished");
+			break;
+		}
 		sq->head = (sq->head + 1) % sq->size;
 		atomic_store(&sq->head_pub, sq->head);
 		c->next = NULL;
@@ -2046,6 +2120,15 @@ static int setup(void)
 	pthread_sigmask(SIG_BLOCK, &ss, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	C.sig_fd = signalfd(-1, &ss, SFD_CLOEXEC);
+	{
+		struct sigaction sa = {
+			.sa_sigaction = sigbus_handler,
+			.sa_flags = SA_SIGINFO | SA_NODEFER,
+		};
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+	}
 
 	C.listen_fd = listen_unix(C.o->socket_path, "socket");
 	if (C.listen_fd < 0)

@@ -1614,6 +1614,37 @@ static int t_stress_model(struct env *e)
 	return 0;
 }
 
+/* The guest RAM file shrinks under the card: errors, never a crash. */
+static int t_guest_mem_shrink(struct env *e)
+{
+	struct fakehost *h = &e->h;
+	struct vc_sqe s = { .opcode = VC_CMD_READ, .nseg = 2,
+			    .dptr = 48 << 20, .dlen = 1024 };
+
+	CHECK(!env_format(e, "8M", "512"), "format");
+	CHECK(!env_start(e, "--timing", "nodelay"), "start");
+	CHECK(!env_connect(e, 1, 16), "%s", h->err);
+	CHECK_ST(wr(e, 1, 0, 8, 1, 0), 0);
+	CHECK(ftruncate(h->mem_fd, 32 << 20) == 0, "truncate");
+	/* the card still believes in 64 MiB; these pages are gone */
+	{
+		int st = fh_rw(h, 1, VC_CMD_READ, 0, 8, 512, 48 << 20, 0), ws;
+
+		if (st != VC_SC_DATA_XFER && waitpid(e->pid, &ws, WNOHANG) == e->pid) {
+			fprintf(stderr, "    firmware died: status 0x%x\n", ws);
+			e->pid = -1;
+		}
+		CHECK_ST(st, VC_SC_DATA_XFER);
+	}
+	CHECK_ST(fh_rw(h, 1, VC_CMD_WRITE, 0, 8, 512, 40 << 20, 0), VC_SC_DATA_XFER);
+	s.rw.nlb = 2;
+	CHECK_ST(fh_cmd(h, 1, &s, NULL, 5000), VC_SC_DATA_XFER);
+	CHECK_ST(rd_check(e, 1, 0, 8, 1), 0);
+	CHECK(!(h->regs->csts & VC_CSTS_CFS), "CFS");
+	CHECK(env_stop(e) == 0, "exit");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1641,6 +1672,7 @@ static const struct {
 	{ "options-ctl", t_options_ctl },
 	{ "media-failure", t_media_failure },
 	{ "stress-model", t_stress_model },
+	{ "guest-mem-shrink", t_guest_mem_shrink },
 };
 
 /* ------------------------------------------------------------ bench */
