@@ -369,13 +369,17 @@ out_stop:
 	vcd_set_state(dev, VCD_STATE_RESETTING, VCD_STATE_DELETING);
 	cancel_work_sync(&dev->reset_work);
 out_free_blk:
-	vcd_blk_free(dev);
-out_free_ioq:
-	mutex_lock(&dev->ctrl_lock);
+	/* the card forgets its queues, their interrupts go, then the tags */
 	vcd_ctrl_disable(dev);
 	vcd_stop_io_queues(dev);
 	vcd_admin_stop(dev);
-	mutex_unlock(&dev->ctrl_lock);
+	vcd_free_io_queues(dev);
+	vcd_blk_free(dev);
+	goto out_free_pool;
+out_free_ioq:
+	vcd_ctrl_disable(dev);
+	vcd_stop_io_queues(dev);
+	vcd_admin_stop(dev);
 	vcd_free_io_queues(dev);
 out_free_pool:
 	dma_pool_destroy(dev->sgl_pool);
@@ -455,8 +459,9 @@ static void vcd_remove(struct pci_dev *pdev)
 	vcd_admin_stop(dev);
 	mutex_unlock(&dev->ctrl_lock);
 
-	vcd_blk_free(dev);
+	/* interrupts (they look up requests) go before the tag set */
 	vcd_free_io_queues(dev);
+	vcd_blk_free(dev);
 	dma_pool_destroy(dev->sgl_pool);
 	pci_free_irq(pdev, 0, dev);
 	vcd_queue_free(dev, &dev->aq);
