@@ -59,7 +59,7 @@ fio_verify() {
 	local dev=$1 name=$2 out
 	shift 2
 	out=$(fio --output-format=terse --terse-version=3 --direct=1 \
-		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
 		--filename="$dev" --group_reporting=0 --name="$name" "$@" 2>&1)
 	local rc=$?
 	if [ $rc -ne 0 ] || grep -qi "verify.*fail\|bad magic\|crc32c: wanted" <<<"$out"; then
