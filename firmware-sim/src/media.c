@@ -362,7 +362,8 @@ int media_open(struct media *m, const char *path, size_t wbuf_bytes,
 	pthread_cond_init(&m->kick, NULL);
 	m->bytes_max = wbuf_bytes;
 	m->nbuckets = 1024;
-	while (m->nbuckets < wbuf_bytes / m->lba_size)
+	while (m->nbuckets < wbuf_bytes / m->lba_size &&
+	       m->nbuckets < (1u << 22))
 		m->nbuckets <<= 1;
 	m->hash = calloc(m->nbuckets, sizeof(*m->hash));
 	if (!m->hash) {
