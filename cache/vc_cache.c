@@ -416,6 +416,21 @@ static bool drop_dev_blocks(void *arg)
 	return !left;
 }
 
+/* Retry failed metadata writes a few times; true once none is left. */
+static bool md_retry_sync(struct vc_cache *c)
+{
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		vc_md_retry(c);
+		if (vc_md_wait_idle(c))
+			return false;
+		if (!vc_atomic_read(&c->md_failed))
+			return true;
+	}
+	return false;
+}
+
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 {
 	struct dev_scan ds = { .c = c, .id = id,
@@ -439,7 +454,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	/* md writes, fills and the cleaner finish on their own: poll */
 	while (!drop_dev_blocks(&ds)) {
 		err = -EIO;
-		if (vc_atomic_read(&c->md_failed))
+		if (vc_atomic_read(&c->md_failed) && !md_retry_sync(c))
 			goto out;	/* records cannot be cleared */
 		err = vc_waitq_wait(&c->md_wq, drop_dev_blocks, &ds, false,
 				    10000000ULL);
@@ -453,7 +468,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	 * before its id can name another device.
 	 */
 	err = vc_md_wait_idle(c);
-	if (!err && vc_atomic_read(&c->md_failed))
+	if (!err && vc_atomic_read(&c->md_failed) && !md_retry_sync(c))
 		err = -EIO;
 	if (err) {
 		vc_log_err("%s: detach: cache metadata cannot be updated", c->cdev->name);
