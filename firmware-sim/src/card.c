@@ -359,7 +359,11 @@ static void *gm_ptr(uint64_t addr, uint64_t len)
  * the lost pages raises SIGBUS.  Every access to guest memory goes through
  * these helpers, which turn that into an error instead of a crash.
  */
-static __thread sigjmp_buf *volatile gm_jmp;
+struct gm_guard {
+	sigjmp_buf jb;
+};
+
+static __thread struct gm_guard *volatile gm_jmp;
 static atomic_int gm_faults;
 
 static void sigbus_handler(int sig, siginfo_t *si, void *uc)
@@ -367,7 +371,7 @@ static void sigbus_handler(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	(void)uc;
 	if (gm_jmp)
-		siglongjmp(*gm_jmp, 1);
+		siglongjmp(gm_jmp->jb, 1);
 	signal(sig, SIG_DFL);	/* not ours: die as usual */
 	raise(sig);
 }
@@ -382,13 +386,13 @@ static void gm_fault(void)
 
 static int gm_copy(void *dst, const void *src, size_t n)
 {
-	sigjmp_buf jb;
+	struct gm_guard g;
 
-	if (sigsetjmp(jb, 0)) {
+	if (sigsetjmp(g.jb, 0)) {
 		gm_fault();
 		return -1;
 	}
-	gm_jmp = &jb;
+	gm_jmp = &g;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* keep the copy inside */
 	memcpy(dst, src, n);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -398,13 +402,13 @@ static int gm_copy(void *dst, const void *src, size_t n)
 
 static int gm_store16(uint16_t *p, uint16_t v)
 {
-	sigjmp_buf jb;
+	struct gm_guard g;
 
-	if (sigsetjmp(jb, 0)) {
+	if (sigsetjmp(g.jb, 0)) {
 		gm_fault();
 		return -1;
 	}
-	gm_jmp = &jb;
+	gm_jmp = &g;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -142,11 +142,28 @@ static int parse_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': sh = 10; end++; break;
-	case 'm': case 'M': sh = 20; end++; break;
-	case 'g': case 'G': sh = 30; end++; break;
-	case 't': case 'T': sh = 40; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		sh = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		sh = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		sh = 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		sh = 40;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (sh && (*end == 'i' || *end == 'I'))
 		end++;
@@ -289,7 +306,9 @@ static int cmd_format(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "m:C:l:S:fh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'm': media = optarg; break;
+		case 'm':
+			media = optarg;
+			break;
 		case 'C':
 			if (parse_size(optarg, &cap) || !cap)
 				usage_err("format: bad --capacity '%s'", optarg);
@@ -304,9 +323,14 @@ static int cmd_format(int argc, char **argv)
 				usage_err("format: --serial must be 1..20 characters");
 			serial = optarg;
 			break;
-		case 'f': force = 1; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: usage_err("format: bad option");
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			usage_err("format: bad option");
 		}
 	}
 	if (optind < argc)
@@ -416,13 +440,27 @@ static int cmd_run(int argc, char **argv)
 	timing_defaults(&o.tm, 0);
 	while ((c = getopt_long(argc, argv, "s:m:g:c:q:j:w:t:vhV", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o.socket_path = optarg; break;
-		case 'm': o.media_path = optarg; break;
-		case 'g': o.guest_mem = optarg; break;
-		case 'c': o.ctl_path = optarg; break;
-		case 'q': o.queues = parse_uint("--queues", optarg, 1, VC_MAX_IOQ); break;
-		case O_QDEPTH: o.qdepth = parse_uint("--qdepth", optarg, 2, 65535); break;
-		case 'j': o.threads = parse_uint("--threads", optarg, 1, 256); break;
+		case 's':
+			o.socket_path = optarg;
+			break;
+		case 'm':
+			o.media_path = optarg;
+			break;
+		case 'g':
+			o.guest_mem = optarg;
+			break;
+		case 'c':
+			o.ctl_path = optarg;
+			break;
+		case 'q':
+			o.queues = parse_uint("--queues", optarg, 1, VC_MAX_IOQ);
+			break;
+		case O_QDEPTH:
+			o.qdepth = parse_uint("--qdepth", optarg, 2, 65535);
+			break;
+		case 'j':
+			o.threads = parse_uint("--threads", optarg, 1, 256);
+			break;
 		case 'w':
 			if (parse_size(optarg, &v) || v < (1u << 20) || v > (64ULL << 30))
 				usage_err("--wbuf must be a size from 1M to 64G, not '%s'",
@@ -438,8 +476,12 @@ static int cmd_run(int argc, char **argv)
 				usage_err("--timing must be 'flash' or 'nodelay', not '%s'",
 					  optarg);
 			break;
-		case O_CHANNELS: o.tm.channels = parse_uint("--channels", optarg, 1, 64); break;
-		case O_DIES: o.tm.dies = parse_uint("--dies", optarg, 1, 64); break;
+		case O_CHANNELS:
+			o.tm.channels = parse_uint("--channels", optarg, 1, 64);
+			break;
+		case O_DIES:
+			o.tm.dies = parse_uint("--dies", optarg, 1, 64);
+			break;
 		case O_SERIAL:
 			if (!*optarg || strlen(optarg) > 20)
 				usage_err("--serial must be 1..20 characters");
@@ -450,10 +492,18 @@ static int cmd_run(int argc, char **argv)
 				usage_err("--model must be 1..40 characters");
 			o.model = optarg;
 			break;
-		case O_BADMAGIC: o.bad_magic = 1; break;
-		case O_BADVER: o.bad_version = 1; break;
-		case O_REFUSE: o.refuse = 1; break;
-		case O_STAY: o.stay = 1; break;
+		case O_BADMAGIC:
+			o.bad_magic = 1;
+			break;
+		case O_BADVER:
+			o.bad_version = 1;
+			break;
+		case O_REFUSE:
+			o.refuse = 1;
+			break;
+		case O_STAY:
+			o.stay = 1;
+			break;
 		case O_SHM:
 			if (parse_size(optarg, &v) || v < 8192 || v > (1u << 30) ||
 			    (v & (v - 1)))
@@ -468,12 +518,18 @@ static int cmd_run(int argc, char **argv)
 			else
 				usage_err("--coalesce must be 'on' or 'off'");
 			break;
-		case 'v': fw_verbose = 1; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': printf("firmware-sim %s (interface %u.%u)\n", FW_REV,
-				 VC_IF_VERSION_MAJOR, VC_IF_VERSION_MINOR);
+		case 'v':
+			fw_verbose = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
 			return 0;
-		default: usage_err("bad option");
+		case 'V':
+			printf("firmware-sim %s (interface %u.%u)\n", FW_REV,
+			       VC_IF_VERSION_MAJOR, VC_IF_VERSION_MINOR);
+			return 0;
+		default:
+			usage_err("bad option");
 		}
 	}
 	if (optind < argc)
