@@ -223,6 +223,8 @@ fuzz-smoke: $(FUZZ_CORPUS)/.done
 stress-check: $(PB)/tsan/stress $(PB)/asan/stress
 	$(call prun,stress-tsan,env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(PB)/tsan/stress --seed 1 --ops $(STRESS_OPS) --threads $(STRESS_THREADS))
 	$(call prun,stress-asan,$(PB)/asan/stress --seed 1 --ops $(STRESS_OPS) --threads $(STRESS_THREADS))
+	$(call prun,stress-tsan-shared-blocks,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/stress --seed 2 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --interleave)
+	$(call prun,stress-asan-shared-blocks,$(PB)/asan/stress --seed 2 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --interleave)
 
 # Order matters only for the summary; each step records its result.
 proofs-check: proofs-results-reset

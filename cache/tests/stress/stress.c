@@ -12,7 +12,11 @@
  * read statistics.  Devices complete from their own thread in random
  * order; the engine's work runs on the posix worker thread.
  *
- *   stress [--seed N] [--ops N] [--threads N] [-v]
+ * With --interleave the workers of a device share every cache block (each
+ * owns every m-th 1 KiB chunk), so partial-block reads, writes, fills and
+ * write-backs of different threads race inside one block.
+ *
+ *   stress [--seed N] [--ops N] [--threads N] [--interleave] [-v]
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -123,10 +127,20 @@ struct worker {
 	u64 rng;
 	int d;
 	u64 base, nsect;	/* owned region */
+	/*
+	 * --interleave: the workers of a device share every cache block:
+	 * worker j of m owns the 1 KiB chunks c with c % m == j.
+	 */
+	u32 m, j;
 	u32 *model;		/* version per sector, 0 = zeroes */
 	u32 *hist;		/* per sector: last 4 ops, 8 bits each */
 	u64 reads, writes, checked;
 };
+
+static bool owns(const struct worker *w, u64 s)
+{
+	return w->m <= 1 || (s / 2) % w->m == w->j;
+}
 
 /* model flag: discarded since written; low bits: the version before */
 #define DISCARDED	0x80000000u
@@ -176,6 +190,12 @@ static void *worker_fn(void *arg)
 		u32 len;
 		int err;
 
+		if (w->m > 1) {
+			/* one of my chunks, its neighbours are others' */
+			off = (rnd(&w->rng) % (w->nsect / (2 * w->m)) * w->m +
+			       w->j) * 2;
+			n = 2;
+		}
 		if (off + n > w->nsect)
 			n = w->nsect - off;
 		len = (u32)(n * H_SECT);
@@ -348,6 +368,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
 		{ "threads", 1, NULL, 't' }, { "verbose", 0, NULL, 'v' },
+		{ "interleave", 0, NULL, 'i' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct simdev_power *pw;
@@ -358,9 +379,10 @@ int main(int argc, char **argv)
 	pthread_t scan[2], ctl[2];
 	struct vc_stats st, st_conc;
 	u64 seed = (u64)time(NULL);
+	bool interleave = false;
 	int c, i, ret, d;
 
-	while ((c = getopt_long(argc, argv, "s:n:t:v", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:t:vi", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': ops_per_worker = strtoull(optarg, NULL, 0); break;
@@ -370,14 +392,16 @@ int main(int argc, char **argv)
 				nworkers = 4;
 			break;
 		case 'v': vc_posix_set_log_level(3); break;
+		case 'i': interleave = true; break;
 		default:
-			fprintf(stderr, "usage: stress [--seed N] [--ops N] [--threads N] [-v]\n");
+			fprintf(stderr, "usage: stress [--seed N] [--ops N] [--threads N] [--interleave] [-v]\n");
 			return 2;
 		}
 	}
-	printf("stress: seed %llu, %d workers x %llu ops, 2 scanners, 2 controllers\n",
+	printf("stress: seed %llu, %d workers x %llu ops%s, 2 scanners, 2 controllers\n",
 	       (unsigned long long)seed, nworkers,
-	       (unsigned long long)ops_per_worker);
+	       (unsigned long long)ops_per_worker,
+	       interleave ? " sharing every block" : "");
 	fflush(stdout);
 	vc_posix_set_log_level(0);
 	pw = simdev_power_new(SIMDEV_COMPLETE_THREAD, seed);
@@ -418,8 +442,14 @@ int main(int argc, char **argv)
 					.d = i % NDEV };
 		w[i].base = (u64)(i / NDEV) * per;
 		w[i].nsect = per;
-		w[i].model = calloc(per, sizeof(u32));
-		w[i].hist = calloc(per, sizeof(u32));
+		if (interleave) {
+			w[i].base = 0;
+			w[i].nsect = DEV_SECTORS;
+			w[i].m = (u32)((nworkers + NDEV - 1) / NDEV);
+			w[i].j = (u32)(i / NDEV);
+		}
+		w[i].model = calloc(w[i].nsect, sizeof(u32));
+		w[i].hist = calloc(w[i].nsect, sizeof(u32));
 	}
 	for (i = 0; i < 2; i++) {
 		pthread_create(&scan[i], NULL, scanner_fn,
@@ -483,7 +513,11 @@ int main(int argc, char **argv)
 					break;
 				}
 				for (k = 0; k < n; k++) {
-					long long v = h_sector_version(
+					long long v;
+
+					if (!owns(&w[i], s + k))
+						continue;
+					v = h_sector_version(
 						buf + k * H_SECT, (u32)w[i].d,
 						w[i].base + s + k);
 
@@ -514,6 +548,8 @@ int main(int argc, char **argv)
 		for (s = 0; s < w[i].nsect; s++) {
 			long long v;
 
+			if (!owns(&w[i], s))
+				continue;
 			simdev_peek(bdev[w[i].d], w[i].base + s, p, H_SECT);
 			v = h_sector_version(p, (u32)w[i].d, w[i].base + s);
 			if (!sector_ok(w[i].model[s], v)) {
