@@ -394,6 +394,14 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 
 		vc_spin_lock(&s->lock);
 		w = c->words[e->blk] & ~B_CLEANING;
+		if (e->lost && (w & B_READERS_MASK)) {
+			/*
+			 * Host reads of it are in flight: keep the block (still
+			 * dirty) and let a later pass or those reads decide.
+			 */
+			e->lost = 0;
+			e->err = 1;
+		}
 		if (e->lost) {
 			vc_block_set_word(c, s, e->blk, w);
 			md = vc_invalidate_locked(c, s, e->blk);
