@@ -199,6 +199,8 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 	spin_lock(&q->sq_lock);
 	if (unlikely(!test_bit(VCD_Q_LIVE, &q->flags))) {
 		spin_unlock(&q->sq_lock);
+		/* blk-mq ends or requeues it; nobody else may complete it */
+		set_bit(VCD_IOD_DONE, &iod->flags);
 		vcd_unmap_data(dev, rq);
 		return vcd_state(dev) == VCD_STATE_RESETTING ?
 			BLK_STS_RESOURCE : BLK_STS_IOERR;
