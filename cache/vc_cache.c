@@ -314,6 +314,23 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 	return 0;
 }
 
+/* Does the cache hold a block of device @id at or beyond @sectors? */
+static bool blocks_beyond(struct vc_cache *c, u32 id, u64 sectors)
+{
+	u64 i;
+
+	for (i = 0; i < c->nr_blocks; i++) {
+		u64 w = vc_word(c, (u32)i);
+
+		/* a partial last block counts: it would not fit either */
+		if ((w & (B_VALID | B_TOMB)) && vc_key_dev(w) == id &&
+		    ((vc_key_lba(w) + 1) << (c->block_shift - VC_SECTOR_SHIFT)) >
+		    sectors)
+			return true;
+	}
+	return false;
+}
+
 int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 		    const char *uuid, u32 *id)
 {
@@ -339,8 +356,11 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 		/* known device: it must still hold every block we cache */
 		err = -EINVAL;
 		if (bdev->nr_sectors < c->bdev[slot].nr_sectors &&
-		    vc_atomic64_read(&c->nr_valid))
+		    blocks_beyond(c, (u32)slot, bdev->nr_sectors)) {
+			vc_log_err("%s: %s shrank below blocks cached for it",
+				   c->cdev->name, uuid);
 			goto out;
+		}
 	} else {
 		for (i = 0; i < VC_MAX_BACKING && slot < 0; i++)
 			if (!c->bdev[i].in_use)

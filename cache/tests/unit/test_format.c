@@ -118,6 +118,16 @@ static void test_dirty_kept_for_absent_device(void **st)
 	t_run();
 	s = t_stats(&t);
 	assert_int_equal(s.dirty_blocks, 3);	/* waiting for hdd0 */
+	{
+		/* the same identity, but too small for what we cache */
+		struct vc_memdev *small = vc_memdev_create("small", 2 * T_BSEC,
+							   false);
+		u32 sid;
+
+		assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(small),
+						 "hdd0", &sid), -EINVAL);
+		vc_memdev_destroy(small);
+	}
 	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &t.dev), 0);
 	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &t.dev),
 			 -EEXIST);
