@@ -96,10 +96,16 @@ void vc_work_queue(vc_work_t *w)
 	mod_delayed_work(vc_wq, &w->dw, 0);
 }
 
-/* If already queued, the pending (possibly later) deadline is kept. */
+/* If already queued, the earlier of the two deadlines wins. */
 void vc_work_queue_delayed(vc_work_t *w, u64 delay_ns)
 {
-	queue_delayed_work(vc_wq, &w->dw, nsecs_to_jiffies(delay_ns));
+	unsigned long d = nsecs_to_jiffies(delay_ns);
+
+	if (queue_delayed_work(vc_wq, &w->dw, d))
+		return;
+	/* pending: pull a later timer in (a queued item has a past expiry) */
+	if (time_before(jiffies + d, READ_ONCE(w->dw.timer.expires)))
+		mod_delayed_work(vc_wq, &w->dw, d);
 }
 
 void vc_work_cancel_sync(vc_work_t *w)
