@@ -609,6 +609,36 @@ int h_do(struct harness *h, int d, int op, u32 flags, u64 sector, u32 len)
 	return err;
 }
 
+void h_resync_from_backing(struct harness *h, int d)
+{
+	struct h_dev *hd = &h->dev[d];
+	u8 p[H_SECT];
+	u64 s;
+
+	for (s = 0; s < hd->nr_sectors; s++) {
+		long long v, dv;
+
+		simdev_peek(hd->sd, s, p, H_SECT);
+		v = h_sector_version(p, (u32)d, s);
+		simdev_peek_durable(hd->sd, s, p, H_SECT);
+		dv = h_sector_version(p, (u32)d, s);
+		if (v < 0 || dv < 0) {
+			h_fail(h, "dev %d sector %llu: the backing device holds data not written to it",
+			       d, (unsigned long long)s);
+			v = v < 0 ? 0 : v;
+			dv = dv < 0 ? 0 : dv;
+		}
+		hd->cur[s] = (u32)v;
+		hd->dur[s] = (u32)dv;
+		if ((u32)v > hd->hi[s])
+			hd->hi[s] = (u32)v;
+		hd->alt[s] = 0;
+		hd->unknown[s] = 0;
+		hd->zsince[s] = 0;
+		hd->wepoch[s] = hd->epoch;	/* durable: dur, until a FLUSH */
+	}
+}
+
 void h_prefill(struct harness *h, int d)
 {
 	struct h_dev *hd = &h->dev[d];

@@ -142,6 +142,11 @@ int h_do(struct harness *h, int d, int op, u32 flags, u64 sector, u32 len);
 /* Is [sector, +len) free of in-flight host I/O?  Mark it busy. */
 bool h_range_free(struct harness *h, int d, u64 sector, u32 len);
 
+/*
+ * After data was dropped on purpose (forced detach): what the backing
+ * device holds becomes the model of device @d.
+ */
+void h_resync_from_backing(struct harness *h, int d);
 /* Fill backing device @d durably with stamped data (before create). */
 void h_prefill(struct harness *h, int d);
 /* Compare every sector of device @d through the engine with the model. */

@@ -36,7 +36,7 @@ struct run {
 	/* figures */
 	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
 	u64 n_shutdown, n_crash, n_pid, n_seq;
-	u64 n_cut_loaded;
+	u64 n_cut_loaded, n_force;
 	struct h_io *slots[64];
 	unsigned int nslots;
 	bool cut_armed;		/* a power cut may strike any I/O */
@@ -494,12 +494,13 @@ static void op_detach(struct run *r)
 {
 	struct harness *h = &r->h;
 	int d = pick_dev(r), ret;
+	bool force = h_rand_below(h, 4) == 0;
 
 	if (d < 0)
 		return;
 	reap_all(r);
-	note(h, "detach dev %d", d);
-	ret = vc_cache_detach(h->c, h->dev[d].id, 0);
+	note(h, "detach dev %d%s", d, force ? " (force: dirty data dropped)" : "");
+	ret = vc_cache_detach(h->c, h->dev[d].id, force ? VC_DETACH_FORCE : 0);
 	r->n_detach++;
 	if (ret) {
 		if (!mgmt_err_ok(r, ret))
@@ -507,8 +508,13 @@ static void op_detach(struct run *r)
 		return;
 	}
 	h->dev[d].id = H_NO_ID;
-	if (!h->lossy && !errors_possible(r))
+	if (force) {
+		/* what is left is what the backing device has */
+		r->n_force++;
+		h_resync_from_backing(h, d);
+	} else if (!h->lossy && !errors_possible(r)) {
 		h_verify_backing(h, d, false);
+	}
 	note(h, "reattach dev %d", d);
 	ret = h_attach(h, d);
 	if (ret)
@@ -793,7 +799,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)r->n_crash,
 	       (unsigned long long)h->n_errors,
 	       (unsigned long long)h->stale_tolerated);
-	printf("model: flush on demand: %llu progress reports, %llu interrupted; engine bypass: seq %llu pid %llu mode %llu admission %llu nospace %llu\n",
+	printf("model: forced detaches %llu; flush on demand: %llu progress reports, %llu interrupted; engine bypass: seq %llu pid %llu mode %llu admission %llu nospace %llu\n",
+	       (unsigned long long)r->n_force,
 	       (unsigned long long)r->n_progress,
 	       (unsigned long long)r->n_interrupted,
 	       (unsigned long long)st.bypass[VC_BYP_SEQ],
