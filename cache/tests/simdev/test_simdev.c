@@ -344,6 +344,39 @@ static void test_queued_semantics(void **st)
 }
 
 /*
+ * Torn mode: the write being cut reaches the media partially (sector by
+ * sector) and, when it carries PREFLUSH, only after the earlier writes.
+ */
+static void test_torn_cut_write(void **st)
+{
+	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_INLINE, 1);
+	struct simdev *d = mkdev(p, true, SIMDEV_CUT_RANDOM_SECTORS);
+	int s, kept = 0;
+
+	(void)st;
+	/* an earlier write, pending in the volatile cache */
+	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 100, 512, 0x55, NULL), 0);
+	simdev_power_cut_at(p, 1, true);
+	/* a 4 KiB metadata write with PREFLUSH: the power goes */
+	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_PREFLUSH | VC_DEV_META,
+			       0, 4096, 0x77, NULL), -EIO);
+	assert_true(simdev_power_is_cut(p));
+	simdev_power_restore(p);
+	/* its preflush made the earlier write durable */
+	assert_int_equal(byte_at(d, 100, false), 0x55);
+	for (s = 0; s < 8; s++) {
+		u8 b = byte_at(d, (u64)s, false);
+
+		assert_true(b == 0 || b == 0x77);
+		kept += b == 0x77;
+	}
+	print_message("  torn write: %d of 8 sectors reached the media\n",
+		      kept);
+	simdev_free(d);
+	simdev_power_free(p);
+}
+
+/*
  * A FLUSH covers a write that a newer, uncovered write to the same sector
  * replaced in the volatile cache: the sector must not fall back to data
  * older than the covered write.
@@ -410,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_random_cut_modes),
 		cmocka_unit_test(test_error_injection),
 		cmocka_unit_test(test_queued_semantics),
+		cmocka_unit_test(test_torn_cut_write),
 		cmocka_unit_test(test_flush_covers_replaced_write),
 		cmocka_unit_test(test_threaded_completion),
 	};
