@@ -24,10 +24,12 @@
  * KiB: a request is bypassed when the run it extends, including itself,
  * exceeds threshold_kib KiB (strictly more).
  *
- * Thread-safe: vc_seq_check() may be called from any number of CPUs; one
- * spinlock protects the table and the counters (a scan of at most
- * VC_SEQ_MAX_STREAMS entries under it).  Configuration changes take the
- * same lock.  No allocation: struct vc_seq is embedded by its owner.
+ * Thread-safe: vc_seq_check() may be called from any number of CPUs.  A
+ * table of VC_SEQ_SHARD_MIN entries or more is split into VC_SEQ_SHARDS
+ * shards, each with its own spinlock, by a hash of the submitter (all
+ * streams of a submitter live in one shard): a request takes one shard
+ * lock and scans that shard only.  "Enabled" and the threshold are read
+ * without a lock.  No allocation: struct vc_seq is embedded by its owner.
  */
 #ifndef VC_SEQ_H
 #define VC_SEQ_H
@@ -37,6 +39,8 @@
 #define VC_SEQ_MAX_STREAMS	64
 #define VC_SEQ_DEF_STREAMS	32
 #define VC_SEQ_PER_SUBMITTER	2
+#define VC_SEQ_SHARDS		4
+#define VC_SEQ_SHARD_MIN	16	/* smaller tables are one shard */
 #define VC_SEQ_DEF_THRESH_KIB	1024
 /* 4 TiB: a larger threshold can never be reached by a useful stream. */
 #define VC_SEQ_MAX_THRESH_KIB	(4ULL << 30)
@@ -58,15 +62,30 @@ struct vc_seq_stats {
 	u64 streams_replaced;	/* live entries evicted by a new stream */
 };
 
-struct vc_seq {
-	/* lock protects everything below it; taken alone (leaf lock). */
+struct vc_seq_shard {
+	/* lock protects the fields below; a leaf lock. */
 	vc_spinlock_t lock;
-	bool enabled;
-	unsigned int nr_streams;	/* table size in use, <= MAX */
-	u64 threshold_bytes;
+	unsigned int nr;		/* entries of this shard in use */
 	u64 clock;			/* LRU clock, bumped per request */
 	struct vc_seq_stats stats;
 	struct vc_seq_stream streams[VC_SEQ_MAX_STREAMS];
+};
+
+struct vc_seq {
+	/*
+	 * Lock order: ctl_lock, then shard locks in index order.
+	 * ctl_lock serialises configuration changes.  enabled and
+	 * threshold_bytes are written under ctl_lock and read without a
+	 * lock (vc_load_u64).  nr_shards and nr_streams change with
+	 * ctl_lock and every shard lock held, so any one shard lock
+	 * makes them stable.
+	 */
+	vc_spinlock_t ctl_lock;
+	u64 enabled;
+	u64 threshold_bytes;
+	u64 nr_shards;			/* 1 or VC_SEQ_SHARDS */
+	unsigned int nr_streams;	/* total entries, <= MAX */
+	struct vc_seq_shard shard[VC_SEQ_SHARDS];
 };
 
 /*

@@ -97,6 +97,15 @@ $(U)/test_pidlist: $(call objs_of,plain,$(PT)/cache/tests/unit/test_pidlist.c \
 		$(PT)/cache/vc_pidlist.c $(POSIX_ENV_SRCS))
 	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
 
+# the classifiers' concurrency tests under ThreadSanitizer too
+$(PB)/tsan/test_seq: $(call objs_of,tsan,$(PT)/cache/tests/unit/test_seq.c \
+		$(PT)/cache/vc_seq.c $(POSIX_ENV_SRCS))
+	$(V_tsan_CC) $(V_tsan_LDFLAGS) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
+$(PB)/tsan/test_pidlist: $(call objs_of,tsan,$(PT)/cache/tests/unit/test_pidlist.c \
+		$(PT)/cache/vc_pidlist.c $(POSIX_ENV_SRCS))
+	$(V_tsan_CC) $(V_tsan_LDFLAGS) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
 $(U)/test_simdev: $(call objs_of,plain,$(PT)/cache/tests/simdev/test_simdev.c \
 		$(SIMDEV_SRC) $(POSIX_ENV_SRCS))
 	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
@@ -167,9 +176,12 @@ proofs-results-reset:
 	@mkdir -p $(PB)/logs
 	@: > $(PROOFS_RESULTS)
 
-proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev
+proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev \
+		$(PB)/tsan/test_seq $(PB)/tsan/test_pidlist
 	$(call prun,unit-seq,$(U)/test_seq)
 	$(call prun,unit-pidlist,$(U)/test_pidlist)
+	$(call prun,unit-seq-tsan,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/test_seq)
+	$(call prun,unit-pidlist-tsan,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/test_pidlist)
 	$(call prun,unit-simdev,$(U)/test_simdev)
 
 model-check: $(U)/model $(PB)/asan/model $(U)/test_regress

@@ -459,7 +459,7 @@ static void test_random_vs_model(void **st)
  * change) while writers add, remove and expire other pids.
  */
 #define RD_THREADS	4
-#define WR_ITERS	20000
+#define WR_ITERS	5000
 
 struct conc {
 	struct vc_pidlist pl;

@@ -460,6 +460,85 @@ static void test_concurrent_submitters(void **st)
 	free_seq(s);
 }
 
+/* 16 submitters over a sharded table (4 shards of 8): exact counts. */
+static void test_concurrent_sharded(void **st)
+{
+	struct vc_seq *s = new_seq(VC_SEQ_DEF_STREAMS, 16);
+	struct thr_arg args[16];
+	pthread_t th[16];
+	struct vc_seq_stats stats;
+	int i;
+
+	(void)st;
+	for (i = 0; i < 16; i++) {
+		args[i] = (struct thr_arg){ .s = s, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, seq_thread,
+						&args[i]), 0);
+	}
+	for (i = 0; i < 16; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(args[i].bypassed, NREQ - 4);
+	}
+	vc_seq_get_stats(s, &stats);
+	assert_int_equal(stats.checked, 16ULL * NREQ);
+	assert_int_equal(stats.streams_detected, 16);
+	assert_int_equal(stats.streams_replaced, 0);
+	free_seq(s);
+}
+
+static int cfg_stop;
+
+static void *cfg_thread(void *p)
+{
+	struct vc_seq *s = p;
+	unsigned int i = 0;
+
+	while (!__atomic_load_n(&cfg_stop, __ATOMIC_ACQUIRE)) {
+		switch (i++ % 4) {
+		case 0:
+			vc_seq_set_streams(s, 1 + i % VC_SEQ_MAX_STREAMS);
+			break;
+		case 1:
+			vc_seq_set_threshold(s, 1 + i % 64);
+			break;
+		case 2:
+			vc_seq_set_enabled(s, i % 3 != 0);
+			break;
+		default:
+			vc_seq_active_streams(s);
+			vc_seq_reset_stats(s);
+		}
+	}
+	return NULL;
+}
+
+/* Requests race with every kind of reconfiguration (run under TSan). */
+static void test_concurrent_reconfigure(void **st)
+{
+	struct vc_seq *s = new_seq(VC_SEQ_DEF_STREAMS, 16);
+	struct thr_arg args[4];
+	pthread_t th[4], cfg;
+	struct vc_seq_stats stats;
+	int i;
+
+	(void)st;
+	cfg_stop = 0;
+	assert_int_equal(pthread_create(&cfg, NULL, cfg_thread, s), 0);
+	for (i = 0; i < 4; i++) {
+		args[i] = (struct thr_arg){ .s = s, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, seq_thread,
+						&args[i]), 0);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	__atomic_store_n(&cfg_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(cfg, NULL);
+	vc_seq_get_stats(s, &stats);
+	assert_true(stats.bypassed_ios <= stats.checked);
+	assert_true(vc_seq_active_streams(s) <= vc_seq_nr_streams(s));
+	free_seq(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +562,8 @@ int main(void)
 		cmocka_unit_test(test_per_submitter_limit),
 		cmocka_unit_test(test_detected_stream_protected),
 		cmocka_unit_test(test_concurrent_submitters),
+		cmocka_unit_test(test_concurrent_sharded),
+		cmocka_unit_test(test_concurrent_reconfigure),
 	};
 
 	return cmocka_run_group_tests_name("vc_seq", tests, NULL, NULL);
