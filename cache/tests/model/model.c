@@ -36,7 +36,7 @@ struct run {
 	/* figures */
 	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
 	u64 n_shutdown, n_crash, n_pid, n_seq;
-	u64 n_cut_loaded, n_force;
+	u64 n_cut_loaded, n_force, n_load_retry;
 	struct h_io *slots[64];
 	unsigned int nslots;
 	bool cut_armed;		/* a power cut may strike any I/O */
@@ -521,6 +521,28 @@ static void op_detach(struct run *r)
 		h_fail(h, "reattach: %d", ret);
 }
 
+static void set_errors(struct run *r, bool on);
+
+/*
+ * Load the cache.  With device errors on, a read error of the loader is a
+ * fair answer (-EIO): the devices are then healed and the load retried.
+ */
+static int load_retry(struct run *r, char *err, size_t errlen)
+{
+	int ret = h_load(&r->h, err, errlen);
+
+	if (ret == -EIO && r->errors_on) {
+		if (r->h.c) {
+			vc_cache_abandon(r->h.c);
+			r->h.c = NULL;
+		}
+		set_errors(r, false);
+		r->n_load_retry++;
+		ret = h_load(&r->h, err, errlen);
+	}
+	return ret;
+}
+
 /* Clean shutdown, power cut, reload: everything acknowledged is back. */
 static void op_shutdown(struct run *r)
 {
@@ -554,7 +576,7 @@ static void op_shutdown(struct run *r)
 		h_fail(h, "shutdown: %d", ret);
 	simdev_power_cut(h->pw);
 	simdev_power_restore(h->pw);
-	ret = h_load(h, err, sizeof(err));
+	ret = load_retry(r, err, sizeof(err));
 	if (ret) {
 		h_fail(h, "load after clean shutdown: %d (%s)", ret, err);
 		return;
@@ -563,8 +585,6 @@ static void op_shutdown(struct run *r)
 		for (d = 0; d < (int)h->o.ndev; d++)
 			h_verify_all(h, d);
 }
-
-static void set_errors(struct run *r, bool on);
 
 /* Power cut at a random upcoming device write, then reload and check. */
 static void op_crash(struct run *r)
@@ -598,7 +618,7 @@ static void op_crash(struct run *r)
 	h->c = NULL;
 	simdev_power_restore(h->pw);
 	note(h, "load after power cut");
-	ret = h_load(h, err, sizeof(err));
+	ret = load_retry(r, err, sizeof(err));
 	if (ret) {
 		h_fail(h, "load after power cut: %d (%s)", ret, err);
 		return;
@@ -781,7 +801,9 @@ int main(int argc, char **argv)
 			if (h->dev[c].id != H_NO_ID)
 				h_verify_all(h, c);
 	}
-	vc_cache_get_stats(h->c, &st);
+	memset(&st, 0, sizeof(st));
+	if (h->c)
+		vc_cache_get_stats(h->c, &st);
 	printf("model: %llu ops (%llu reads, %llu writes, %llu flushes, %llu discards, %llu seq) in %.1f s CPU\n",
 	       (unsigned long long)i, (unsigned long long)h->n_reads,
 	       (unsigned long long)h->n_writes,
