@@ -550,7 +550,7 @@ void vcd_blk_cancel_all(struct vcd_dev *dev, u16 status)
 	blk_mq_tagset_busy_iter(&dev->tagset, vcd_cancel_rq, &c);
 	blk_mq_tagset_wait_completed_request(&dev->tagset);
 	if (c.count)
-		dev_warn(&dev->pdev->dev, "%s: %u requests in flight %s\n",
+		dev_warn(&dev->pdev->dev, "%s: requests in flight: %u %s\n",
 			 dev->name, c.count,
 			 status == VCD_HOST_CANCELLED ? "will be retried" :
 			 "failed");
