@@ -10,7 +10,7 @@ vm_status "bad option refused before booting" 2 $?
 vm_status "bad --lba-size refused before booting" 125 $?
 
 # One boot: status passthrough, HDD attached and throttled, env, helpers.
-"$RUN" --cards 0 --hdd-size 1G --hdd-latency 5 -- bash -c '
+"$RUN" --cards 0 --hdd-size 1G --hdd-latency 5 --expect-fail -- bash -c '
 	. "$VC_TOP/tests/vm/guest/lib.sh"
 	check "HDD attached ($VC_HDD)" test -b "$VC_HDD"
 	check "HDD size is 1 GiB" [ "$(blockdev --getsize64 "$VC_HDD")" = 1073741824 ]
@@ -28,13 +28,13 @@ vm_status "bad --lba-size refused before booting" 125 $?
 vm_status "guest exit status passed through" 7 $?
 
 # The log scan catches a WARNING (a fake one, written to /dev/kmsg).
-"$RUN" --cards 0 --hdd-model none -q -- sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at fake.c:1 vcache_selftest" > /dev/kmsg' 2>/dev/null
+"$RUN" --cards 0 --hdd-model none -q --expect-fail -- sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at fake.c:1 vcache_selftest" > /dev/kmsg' 2>/dev/null
 vm_status "kernel log scan fails a run with a WARNING" 123 $?
 
 # A stuck guest is killed at --timeout (time measured by the runner, from
 # the start of the firmware, not counting a wait for the VM lock).
 err=$(mktemp)
-"$RUN" --cards 0 --hdd-model none -q --timeout 70 -- sleep 1000 2>"$err"
+"$RUN" --cards 0 --hdd-model none -q --expect-fail --timeout 70 -- sleep 1000 2>"$err"
 vm_status "stuck VM killed at --timeout" 124 $?
 e=$(sed -n 's/.* in \([0-9]*\) s, status.*/\1/p' "$err")
 rm -f "$err"
