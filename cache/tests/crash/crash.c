@@ -33,12 +33,12 @@
 #include "harness.h"
 
 enum scen {
-	S_WORKLOAD, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
+	S_WORKLOAD, S_WORKLOAD_CLEAN, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
 	S_SHUTDOWN, S_NR
 };
 
 static const char *const scen_name[S_NR] = {
-	"workload", "create", "attach", "mode-switch", "mode-pt-busy",
+	"workload", "workload-clean", "create", "attach", "mode-switch", "mode-pt-busy",
 	"flush-on-demand", "detach", "shutdown",
 };
 
@@ -98,9 +98,12 @@ static bool is_cut(struct harness *h)
 	return simdev_power_is_cut(h->pw);
 }
 
-/* Host op; errors are expected once the power is gone. */
-static void hop(struct harness *h, struct track *t, int d, int op, u32 flags,
-		u64 sector, u32 len)
+/* Denied submitter of the workload-clean scenario (0: none). */
+static s32 bypass_pid;
+
+/* Host op from @pid; errors are expected once the power is gone. */
+static void hop_pid(struct harness *h, struct track *t, int d, int op,
+		    u32 flags, u64 sector, u32 len, s32 pid)
 {
 	struct h_io *io;
 
@@ -108,6 +111,8 @@ static void hop(struct harness *h, struct track *t, int d, int op, u32 flags,
 		return;
 	before_op(h, t, len);
 	io = h_io_new(h, d, op, flags, sector, len);
+	io->hio.pid = pid;
+	io->hio.tgid = pid;
 	io->tolerate_err = true;
 	h_submit(h, io);
 	h_wait(h, io);
@@ -115,6 +120,12 @@ static void hop(struct harness *h, struct track *t, int d, int op, u32 flags,
 		h_fail(h, "host op %d dev %d sector %llu failed (%d) with power on",
 		       op, d, (unsigned long long)sector, io->err);
 	h_io_free(io);
+}
+
+static void hop(struct harness *h, struct track *t, int d, int op, u32 flags,
+		u64 sector, u32 len)
+{
+	hop_pid(h, t, d, op, flags, sector, len, 1);
 }
 
 /*
@@ -147,6 +158,11 @@ static void workload(struct harness *h, struct track *t, u64 nops)
 		} else if (x < 88) {
 			/* partial block */
 			hop(h, t, d, VC_OP_WRITE, 0, sec + 1, H_SECT * 3);
+		} else if (x < 91 && bypass_pid) {
+			/* around the cache: the submitter is denied */
+			hop_pid(h, t, d, VC_OP_WRITE,
+				h_rand_below(h, 2) ? VC_IO_FUA : 0, sec, len,
+				bypass_pid);
 		} else if (x < 94) {
 			hop(h, t, d, VC_OP_FLUSH, 0, 0, 0);
 		} else {
@@ -283,6 +299,19 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	switch (s) {
 	case S_WORKLOAD:
 		workload(h, &t, 300);
+		break;
+	case S_WORKLOAD_CLEAN:
+		/*
+		 * The cleaner runs (age and watermark) while some writes go
+		 * around the cache: records of cleaned blocks race with them.
+		 */
+		vc_cache_set_param(h->c, VC_P_MAX_DIRTY_AGE_MS, 200);
+		vc_cache_set_param(h->c, VC_P_DIRTY_LOW_PCT, 5);
+		vc_cache_set_param(h->c, VC_P_DIRTY_HIGH_PCT, 10);
+		vc_pidlist_add(vc_cache_pidlist(h->c), VC_PID_DENY, 77);
+		bypass_pid = 77;
+		workload(h, &t, 300);
+		bypass_pid = 0;
 		break;
 	case S_CREATE:
 		ret = h_create(h);
