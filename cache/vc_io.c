@@ -489,6 +489,23 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 	req_done(r, err);
 }
 
+/*
+ * A write around the cache over a block whose record may still say DIRTY
+ * (written back, but the clean record not yet durable).  Were the write
+ * acknowledged first, a power cut would let that record bring the old
+ * data back over it, FUA or a later FLUSH notwithstanding: the record
+ * write (FUA) must complete before the new data goes home.  If it failed,
+ * the block stays a tombstone that is never served, and the sector is
+ * retried.
+ */
+static void byp_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	(void)err;
+	write_backing_only(r);
+}
+
 static void write_backing_only(struct vc_req *r)
 {
 	struct vc_host_io *hio = r->hio;
@@ -781,8 +798,12 @@ static void dispatch_write(struct vc_req *r)
 		s->byp_gen++;
 		r->byp_counted = 1;
 		vc_spin_unlock(&s->lock);
-		if (md)
-			vc_md_mark(c, blk, NULL, NULL);
+		if (md) {
+			/* the new data goes home once no record says dirty */
+			r->blk = blk;
+			vc_md_mark(c, blk, &r->mdw, byp_md_end);
+			return;
+		}
 		write_backing_only(r);
 		return;
 	}
