@@ -345,7 +345,7 @@ static void complete_all_but_cache_writes(struct harness *h)
 }
 
 /*
- * KNOWN ENGINE BUG (reported in build/notes-for-core.txt, 2026-11-22):
+ * Engine bug found by the proofs, fixed in 8ff4762:
  * the cleaner wrote a dirty block back; the record saying it is clean is
  * still being written when a FUA write to the block goes around the cache
  * (here: its submitter is on the deny list).  The write is acknowledged
