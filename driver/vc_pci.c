@@ -273,14 +273,8 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	INIT_DELAYED_WORK(&dev->watchdog, vcd_watchdog_work);
 	vcd_admin_init(dev);
 	pci_set_drvdata(pdev, dev);
-
-	ret = ida_alloc_max(&vcd_instance_ida, (MINORMASK + 1) / VCD_MINORS - 1,
-			    GFP_KERNEL);
-	if (ret < 0)
-		goto out_free_dev;
-	dev->instance = ret;
-	snprintf(dev->name, sizeof(dev->name), VCD_DISK_NAME "%d",
-		 dev->instance);
+	dev->instance = -1;	/* named once it works: see below */
+	strscpy(dev->name, pci_name(pdev), sizeof(dev->name));
 
 	ret = vcd_map_card(dev);
 	if (ret)
@@ -310,7 +304,7 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		goto out_free_vectors;
 	ret = pci_request_irq(pdev, 0, vcd_admin_irq, NULL, dev,
-			      "vcache%d-admin", dev->instance);
+			      "vcache-admin@%s", pci_name(pdev));
 	if (ret)
 		goto out_free_aq;
 
@@ -326,6 +320,17 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		dev_err(&pdev->dev, "identify failed: %d\n", ret);
 		goto out_ctrl_disable;
 	}
+	/*
+	 * Only a card that came up gets a vflashN name, so a broken card
+	 * does not take a number (probing is asynchronous).
+	 */
+	ret = ida_alloc_max(&vcd_instance_ida, (MINORMASK + 1) / VCD_MINORS - 1,
+			    GFP_KERNEL);
+	if (ret < 0)
+		goto out_ctrl_disable;
+	dev->instance = ret;
+	snprintf(dev->name, sizeof(dev->name), VCD_DISK_NAME "%d",
+		 dev->instance);
 	vcd_size_io(dev);
 	dma_set_max_seg_size(&pdev->dev, dev->id.max_xfer);
 
@@ -399,8 +404,8 @@ out_unmap:
 		pci_iounmap(pdev, dev->bar2);
 	if (dev->bar0)
 		pci_iounmap(pdev, dev->bar0);
-	ida_free(&vcd_instance_ida, dev->instance);
-out_free_dev:
+	if (dev->instance >= 0)
+		ida_free(&vcd_instance_ida, dev->instance);
 	pci_set_drvdata(pdev, NULL);
 	kfree(dev);
 out_release:
