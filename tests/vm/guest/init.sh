@@ -27,6 +27,12 @@ if [ -n "$VC_HDD" ] && [ "${VC_HDD_LATENCY_MS:-0}" -gt 0 ]; then
 	sz=$(blockdev --getsz "$VC_HDD")
 	if dmsetup create vchdd --noudevsync \
 		--table "0 $sz delay $VC_HDD 0 $VC_HDD_LATENCY_MS"; then
+		# Without udev sync the node may come a moment later.
+		for _ in $(seq 50); do
+			[ -b /dev/mapper/vchdd ] && break
+			sleep 0.1
+		done
+		[ -b /dev/mapper/vchdd ] || dmsetup mknodes vchdd
 		VC_HDD=/dev/mapper/vchdd
 	else
 		say "dm-delay for the HDD failed"; exit 125
