@@ -2,9 +2,10 @@
 /*
  * module init/exit of vcache.ko.
  *
- * The module is several subsystems linked together (the card driver, and
- * the cache engine once it is wired in).  They start in table order and
- * stop in reverse order; a failing init unwinds the ones before it.
+ * The module is several subsystems linked together: the cache engine
+ * (cache/, its kernel environment: workqueue, bio pool) and the card
+ * driver.  They start in table order and stop in reverse order; a failing
+ * init unwinds the ones before it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -12,6 +13,7 @@
 #include <linux/module.h>
 
 #include "vcache_pci.h"
+#include "vc_engine.h"
 
 struct vcd_subsys {
 	const char *name;
@@ -20,7 +22,7 @@ struct vcd_subsys {
 };
 
 static const struct vcd_subsys vcd_subsystems[] = {
-	/* the cache engine goes first here once cache/ is linked in */
+	{ "cache engine", vc_engine_init, vc_engine_exit },
 	{ "card driver", vcd_pci_init, vcd_pci_exit },
 };
 
