@@ -22,9 +22,10 @@ suites=(
 	"firmware-sim|make -s -C firmware-sim check"
 	"vcache-sim|make -s -C tools/vcache-sim check"
 	"driver-style|make -s -C driver check"
+	"driver-vm|make -s -C driver vmcheck"
 	"vm|make -s -C tests/vm check"
 )
-vm_suites=" vm "
+vm_suites=" driver-vm vm "
 
 want=" $* "
 total_pass=0
