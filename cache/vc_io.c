@@ -232,9 +232,14 @@ static u32 take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
 	return blk;
 }
 
+/* Count a bypass; one for lack of space also wakes the cleaner. */
 static void count_bypass(struct vc_cache *c, int reason)
 {
 	vc_stat_add(VC_STAT_IDX(c, bypass, reason), 1);
+	if (reason == VC_BYP_ADMISSION)
+		vc_stat_add(VC_STAT(c, not_admitted), 1);
+	if (reason == VC_BYP_NOSPACE)
+		vc_cache_kick_cleaner(c);
 }
 
 /* ------------------------------------------------------------- reads */
@@ -445,10 +450,6 @@ static void dispatch_read(struct vc_req *r)
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
 		count_bypass(c, byp);
-		if (byp == VC_BYP_ADMISSION)
-			vc_stat_add(VC_STAT(c, not_admitted), 1);
-		if (byp == VC_BYP_NOSPACE)
-			vc_cache_kick_cleaner(c);
 		read_backing(r);
 		return;
 	}
@@ -829,10 +830,6 @@ static void dispatch_write(struct vc_req *r)
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
 		count_bypass(c, byp);
-		if (byp == VC_BYP_ADMISSION)
-			vc_stat_add(VC_STAT(c, not_admitted), 1);
-		if (byp == VC_BYP_NOSPACE)
-			vc_cache_kick_cleaner(c);
 		write_backing_only(r);
 		return;
 	}
