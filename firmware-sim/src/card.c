@@ -1844,6 +1844,20 @@ static const char *fault_name(int k)
 	       "write-error" : "hang";
 }
 
+/* Add an injected fault; a full table is reported as an error reply. */
+static int add_fault(struct fault f, char **b, size_t *l, size_t *c)
+{
+	pthread_mutex_lock(&C.lock);
+	if (C.nfaults == MAX_FAULTS) {
+		pthread_mutex_unlock(&C.lock);
+		out(b, l, c, "error: too many faults (max %d)\n", MAX_FAULTS);
+		return 1;
+	}
+	C.faults[C.nfaults++] = f;
+	pthread_mutex_unlock(&C.lock);
+	return 0;
+}
+
 /* Run one control command; reply text ends with "ok" or "error: ...". */
 static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 {
@@ -1858,18 +1872,11 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 			out(b, l, c, "error: usage: %s SLBA NLB\n", cmd);
 			return 1;
 		}
-		pthread_mutex_lock(&C.lock);
-		if (C.nfaults == MAX_FAULTS) {
-			pthread_mutex_unlock(&C.lock);
-			out(b, l, c, "error: too many faults (max %d)\n",
-			    MAX_FAULTS);
+		if (add_fault((struct fault){
+				.kind = cmd[0] == 'r' ? FAULT_READ : FAULT_WRITE,
+				.slba = a, .nlb = n,
+			}, b, l, c))
 			return 1;
-		}
-		C.faults[C.nfaults++] = (struct fault){
-			.kind = cmd[0] == 'r' ? FAULT_READ : FAULT_WRITE,
-			.slba = a, .nlb = n,
-		};
-		pthread_mutex_unlock(&C.lock);
 		fw_log("fault: %s on LBA %" PRIu64 "+%" PRIu64, cmd, a, n);
 	} else if (!strcmp(cmd, "hang")) {
 		if ((argc != 1 && argc != 2 && argc != 4) ||
@@ -1879,17 +1886,11 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 			out(b, l, c, "error: usage: hang [COUNT [SLBA NLB]]\n");
 			return 1;
 		}
-		pthread_mutex_lock(&C.lock);
-		if (C.nfaults == MAX_FAULTS) {
-			pthread_mutex_unlock(&C.lock);
-			out(b, l, c, "error: too many faults (max %d)\n",
-			    MAX_FAULTS);
+		if (add_fault((struct fault){
+				.kind = FAULT_HANG, .slba = a, .nlb = n,
+				.count = cnt,
+			}, b, l, c))
 			return 1;
-		}
-		C.faults[C.nfaults++] = (struct fault){
-			.kind = FAULT_HANG, .slba = a, .nlb = n, .count = cnt,
-		};
-		pthread_mutex_unlock(&C.lock);
 		fw_log("fault: the next %" PRIu64 " I/O commands%s will hang",
 		       cnt, n ? " in the LBA range" : "");
 	} else if (!strcmp(cmd, "refuse")) {
