@@ -257,8 +257,8 @@ int ctl_client(const char *path, int argc, char **argv)
 		free(buf);
 		return 0;
 	}
-	*last = 0;
-	fputs(buf, stdout);
+	/* the lines before the error, then the error itself */
+	fwrite(buf, 1, (size_t)(last - buf), stdout);
 	fprintf(stderr, "firmware-sim ctl: %s\n", last);
 	free(buf);
 	return 1;

@@ -791,6 +791,7 @@ static int t_powercut_4k_ctl(struct env *e)
 static int t_faults(struct env *e)
 {
 	struct vc_health_log hl;
+	int i;
 
 	CHECK(!env_format(e, "8M", "512"), "format");
 	CHECK(!env_start(e, "--timing", "nodelay"), "start");
@@ -820,6 +821,15 @@ static int t_faults(struct env *e)
 	CHECK(ctl(e, "read-error", "x", "1", NULL) == 1, "bad ctl accepted");
 	CHECK(ctl(e, "frobnicate", NULL, NULL, NULL) == 1, "unknown ctl accepted");
 	CHECK(ctl(e, "hang", "0", NULL, NULL) == 1, "hang 0 accepted");
+	/* the fault table is bounded (32): the next one is refused, loudly */
+	for (i = 0; i < 32; i++)
+		CHECK(!ctl(e, "read-error", "5000", "1", NULL), "fault %d", i);
+	CHECK(ctl(e, "write-error", "6000", "1", NULL) == 1 &&
+	      out_has(e, "too many faults"), "fault table overflow accepted");
+	CHECK(ctl(e, "hang", "1", NULL, NULL) == 1, "hang over a full table");
+	CHECK(!ctl(e, "clear", NULL, NULL, NULL), "ctl clear full table");
+	CHECK(!ctl(e, "hang", "1", "7000", "1"), "fault after clear");
+	CHECK(!ctl(e, "clear", NULL, NULL, NULL), "ctl clear");
 	CHECK(env_stop(e) == 0, "exit");
 	return 0;
 }
