@@ -511,10 +511,6 @@ static struct pci_driver vcd_pci_driver = {
 	.remove		= vcd_remove,
 	.shutdown	= vcd_shutdown,
 	.dev_groups	= vcd_dev_groups,
-	/* a card slow to come up must not hold up boot or the others */
-	.driver		= {
-		.probe_type = PROBE_PREFER_ASYNCHRONOUS,
-	},
 };
 
 static int vcd_check_params(void)
