@@ -522,8 +522,18 @@ int vc_cache_set_mode(struct vc_cache *c, enum vc_mode mode)
 	if ((u32)mode >= VC_NR_MODES)
 		return -EINVAL;
 	vc_mutex_lock(&c->ctl_mutex);
+	/*
+	 * An explicit choice by the administrator clears the degradation,
+	 * but not while record sectors cannot be written: new dirty records
+	 * beside stale ones could name a backing block twice.
+	 */
+	if (vc_atomic_read(&c->md_failed) && !md_retry_sync(c)) {
+		vc_mutex_unlock(&c->ctl_mutex);
+		vc_log_err("%s: cannot change mode: cache metadata cannot be written",
+			   c->cdev->name);
+		return -EIO;
+	}
 	vc_atomic_set(&c->mode, (int)mode);
-	/* an explicit choice by the administrator clears the degradation */
 	vc_atomic_set(&c->degraded, 0);
 	persist_sb(c);
 	vc_mutex_unlock(&c->ctl_mutex);
@@ -657,6 +667,22 @@ static bool no_busy(void *arg)
 	return vc_atomic_add_return(&c->md_inflight, 0) == 0;
 }
 
+/* FLUSH every attached backing device. */
+static int flush_backing(struct vc_cache *c)
+{
+	u32 i;
+	int e;
+
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (!c->bdev[i].dev)
+			continue;
+		e = vc_sync_io(c->bdev[i].dev, VC_DEV_FLUSH, 0, 0, 0, NULL);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
 int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 {
 	int err = 0, e;
@@ -673,6 +699,12 @@ int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 			break;
 	}
 	e = vc_md_wait_idle(c);
+	/*
+	 * The clean flag makes the next load trust clean records: what they
+	 * claim the backing devices hold must be durable there first.
+	 */
+	if (!e)
+		e = flush_backing(c);
 	if (!e)
 		e = vc_md_write_all(c);
 	if (!e)

@@ -262,6 +262,7 @@ struct vc_cache {
 	vc_atomic64_t epoch_dirty[VC_NR_EPOCHS];
 	vc_atomic64_t nr_dirty;
 	vc_atomic64_t nr_valid;
+	vc_atomic64_t nr_flashdirty;	/* blocks whose record may say dirty */
 
 	/* flush on demand */
 	bool flush_active;
@@ -368,6 +369,7 @@ void vc_redrive(struct vc_cache *c);
 bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
 enum vc_mode vc_effective_mode(struct vc_cache *c);
 void vc_degrade(struct vc_cache *c, const char *why);
+void vc_cache_write_failed(struct vc_cache *c, int err, const char *why);
 
 /* vc_clean.c */
 int vc_cleaner_init(struct vc_cache *c);

@@ -45,6 +45,18 @@ void vc_degrade(struct vc_cache *c, const char *why)
 	}
 }
 
+/*
+ * A write (or FLUSH) to the cache device failed: count it and degrade.  A
+ * failure for lack of memory (-ENOMEM, from the environment) says nothing
+ * about the device and does not degrade the cache for good.
+ */
+void vc_cache_write_failed(struct vc_cache *c, int err, const char *why)
+{
+	vc_stat_add(VC_STAT(c, cache_write_errors), 1);
+	if (err != -ENOMEM)
+		vc_degrade(c, why);
+}
+
 /* --------------------------------------------------------- deferral */
 /* Queue @r until a busy block becomes free.  Set lock held. */
 void vc_defer(struct vc_cache *c, struct vc_req *r)
@@ -306,8 +318,7 @@ static void fill_write_end(struct vc_dev_io *io, int err)
 	struct vc_cache *c = r->c;
 
 	if (err) {
-		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
-		vc_degrade(c, "cache write failed");
+		vc_cache_write_failed(c, err, "cache write failed");
 		invalidate_blk(c, r->blk);
 	} else {
 		vc_stat_add(VC_STAT(c, flash_bytes_written), c->block_size);
@@ -397,6 +408,13 @@ static void dispatch_read(struct vc_req *r)
 
 	vc_spin_lock(&s->lock);
 	blk = vc_lookup(c, s, r->key);
+	if (blk != ~0u && (c->words[blk] & (B_TOMB | B_BUSY)) == B_TOMB) {
+		/* a failed tombstone: the backing device has the data */
+		vc_spin_unlock(&s->lock);
+		count_bypass(c, VC_BYP_BUSY);
+		read_backing(r);
+		return;
+	}
 	if (blk != ~0u) {
 		w = c->words[blk];
 		if ((w & B_BUSY) ||
@@ -472,17 +490,13 @@ static void dispatch_read(struct vc_req *r)
 }
 
 /* ------------------------------------------------------------ writes */
+static void byp_uncount(struct vc_req *r);
+
 static void backing_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
 
-	if (r->byp_counted) {
-		struct vc_set *s = &r->c->sets[vc_set_of(r->c, r->key)];
-
-		vc_spin_lock(&s->lock);
-		s->byp_inflight--;
-		vc_spin_unlock(&s->lock);
-	}
+	byp_uncount(r);
 	if (err)
 		vc_stat_add(VC_STAT(r->c, backing_write_errors), 1);
 	else
@@ -490,20 +504,40 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 	req_done(r, err);
 }
 
+/* A write around the cache is no longer in flight in its set. */
+static void byp_uncount(struct vc_req *r)
+{
+	struct vc_set *s;
+
+	if (!r->byp_counted)
+		return;
+	s = &r->c->sets[vc_set_of(r->c, r->key)];
+	vc_spin_lock(&s->lock);
+	s->byp_inflight--;
+	vc_spin_unlock(&s->lock);
+	r->byp_counted = 0;
+}
+
 /*
  * A write around the cache over a block whose record may still say DIRTY
- * (written back, but the clean record not yet durable).  Were the write
- * acknowledged first, a power cut would let that record bring the old
- * data back over it, FUA or a later FLUSH notwithstanding: the record
- * write (FUA) must complete before the new data goes home.  If it failed,
- * the block stays a tombstone that is never served, and the sector is
- * retried.
+ * (written back, but the clean record not yet durable; or a failed
+ * tombstone).  Were the write acknowledged first, a power cut would let
+ * that record bring the old data back over it, FUA or a later FLUSH
+ * notwithstanding: the record write (FUA) must complete before the new
+ * data goes home.  If it failed, the block stays a (failed) tombstone that
+ * is never served, the write fails with EIO (nothing written), and the
+ * next request for the block or the cleaner's tick retries the record.
  */
 static void byp_md_end(struct vc_md_waiter *mw, int err)
 {
 	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
 
-	(void)err;
+	if (err) {
+		byp_uncount(r);
+		vc_redrive(r->c);
+		req_done(r, -EIO);
+		return;
+	}
 	write_backing_only(r);
 }
 
@@ -519,6 +553,34 @@ static void write_backing_only(struct vc_req *r)
 }
 
 /*
+ * The block of @r was invalidated; if its record may still say DIRTY
+ * (@md), the host write is acknowledged only once a record write cleared
+ * it: acknowledged first, a power cut would let the stale record bring
+ * the old data back over the new.  If the record cannot be written, the
+ * write fails with EIO (the block stays a failed tombstone).  The result
+ * is otherwise r->err_back.
+ */
+static void ack_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	req_done(r, err ? -EIO : r->err_back);
+}
+
+static void ack_after_record(struct vc_req *r, bool md)
+{
+	struct vc_cache *c = r->c;
+
+	if (md) {
+		/* may complete @r; the record write's end redrives waiters */
+		vc_md_mark(c, r->blk, &r->mdw, ack_md_end);
+		return;
+	}
+	vc_redrive(c);
+	req_done(r, r->err_back);
+}
+
+/*
  * Write-back write failed on the cache (data or metadata): the host data
  * goes to the backing device instead; the block is dropped unless it holds
  * other dirty data, which is then lost (counted).
@@ -527,13 +589,18 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
 	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool md;
 
 	if (err)
 		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
 	else
 		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
-	invalidate_blk(c, r->blk);
-	req_done(r, err);
+	vc_spin_lock(&s->lock);
+	md = vc_invalidate_locked(c, s, r->blk);
+	vc_spin_unlock(&s->lock);
+	r->err_back = err;
+	ack_after_record(r, md);
 }
 
 static void write_piece_home(struct vc_req *r)
@@ -624,8 +691,7 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 	u64 w;
 
 	if (err) {
-		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
-		vc_degrade(c, "cache write failed");
+		vc_cache_write_failed(c, err, "cache write failed");
 		wb_fallback(r);
 		return;
 	}
@@ -666,12 +732,10 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		r->err_back = err;
 	if (!vc_atomic_dec_and_test(&r->pending))
 		return;
-	if (r->err_cache) {
-		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
-		vc_degrade(c, "cache write failed");
-	} else {
+	if (r->err_cache)
+		vc_cache_write_failed(c, r->err_cache, "cache write failed");
+	else
 		vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
-	}
 	if (r->err_back)
 		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
 	else
@@ -699,10 +763,7 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	vc_spin_unlock(&s->lock);
 	if (lost)
 		vc_stat_add(VC_STAT(c, lost_blocks), 1);
-	if (md)
-		vc_md_mark(c, r->blk, NULL, NULL);
-	vc_redrive(c);
-	req_done(r, r->err_back);
+	ack_after_record(r, md);
 }
 
 static void write_both(struct vc_req *r)
@@ -764,6 +825,21 @@ static void dispatch_write(struct vc_req *r)
 		if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
 			vc_defer(c, r);
 			vc_spin_unlock(&s->lock);
+			return;
+		}
+		if (w & B_TOMB) {
+			/*
+			 * A failed tombstone: retry its record write; the
+			 * data goes around the cache once it is cleared.
+			 */
+			vc_block_set_word(c, s, blk, w | B_BUSY);
+			s->byp_inflight++;
+			s->byp_gen++;
+			r->byp_counted = 1;
+			vc_spin_unlock(&s->lock);
+			count_bypass(c, VC_BYP_BUSY);
+			r->blk = blk;
+			vc_md_mark(c, blk, &r->mdw, byp_md_end);
 			return;
 		}
 		if (!r->hit) {
@@ -845,9 +921,12 @@ static void discard_md_end(struct vc_md_waiter *mw, int err)
 {
 	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
 
-	/* a failed record write leaves a tombstone: still never served */
-	(void)err;
-	req_done(r, 0);
+	/*
+	 * A failed record write leaves a failed tombstone, never served,
+	 * but its record may bring the old data back after a power cut:
+	 * the discard is not done (nor passed down).
+	 */
+	req_done(r, err ? -EIO : 0);
 }
 
 static void dispatch_discard(struct vc_req *r)
@@ -992,14 +1071,16 @@ static void flush_end(struct vc_dev_io *io, int err)
 
 	if (err) {
 		if (io == &a->io[0]) {
-			vc_stat_add(VC_STAT(c, cache_write_errors), 1);
-			vc_degrade(c, "cache flush failed");
+			vc_cache_write_failed(c, err, "cache flush failed");
 			/*
-			 * Only dirty data depends on the cache device; with
-			 * none, everything acknowledged is on the backing
-			 * device and its FLUSH decides.
+			 * Only what the cache device's records claim depends
+			 * on it: dirty blocks, and records that may still say
+			 * dirty (a clean record not yet durable).  With none,
+			 * everything acknowledged is on the backing device
+			 * and its FLUSH decides.
 			 */
-			if (vc_atomic64_read(&c->nr_dirty) > 0)
+			if (vc_atomic64_read(&c->nr_dirty) > 0 ||
+			    vc_atomic64_read(&c->nr_flashdirty) > 0)
 				a->err = err;
 		} else {
 			vc_stat_add(VC_STAT(c, backing_write_errors), 1);

@@ -319,6 +319,8 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 		vc_atomic64_inc(&c->epoch_dirty[(w & B_EPOCH_MASK) >> B_EPOCH_SHIFT]);
 		vc_atomic64_inc(&c->bdev[vc_key_dev(w)].nr_dirty);
 	}
+	if ((old ^ w) & B_FLASHDIRTY)
+		vc_atomic64_add(&c->nr_flashdirty, (w & B_FLASHDIRTY) ? 1 : -1);
 	vc_store_u64(&c->words[blk], w);
 	if ((old & B_FLUSHME) && !(w & B_FLUSHME))
 		flushme_done(c);

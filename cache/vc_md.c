@@ -8,6 +8,7 @@
 #define MDF_INFLIGHT	1
 #define MDF_DIRTY	2
 #define MDF_FAILED	4	/* last write failed: retried by the cleaner */
+#define MD_NOMEM_RETRY_NS	10000000ULL	/* 10 ms */
 #define MD_CHUNK	128	/* sectors per bulk metadata I/O */
 
 /* ------------------------------------------------------ synchronous I/O */
@@ -122,9 +123,13 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num);
  * Write number @num of record sector @idx finished.  @rs is what it wrote
  * (NULL if nothing was written).  On success, blocks written as not dirty
  * lose FLASHDIRTY and tombstones go.  On failure the sector is marked
- * FAILED (retried from the cleaner's tick), tombstones in it become
- * zombies (out of the hash so requests do not wait forever, still
- * FLASHDIRTY so the block is never reused), and the cache degrades.
+ * FAILED (retried from the cleaner's tick and by the next request that
+ * needs it), tombstones in it stay in the hash but lose BUSY ("failed
+ * tombstones": never served, never reused; a request for their backing
+ * block retries the record write and fails with EIO if it fails again, so
+ * nothing is acknowledged that the stale record could undo), and the cache
+ * degrades.  A write that failed for lack of memory (-ENOMEM) is no device
+ * error: its waiters keep waiting and it is retried shortly.
  */
 static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 			const struct vc_rec_sector *rs, int err)
@@ -132,14 +137,14 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 	u32 li = (u32)(idx % VC_MD_LOCKS), i;
 	struct vc_md_waiter *done = NULL, **pp, *w;
 	u64 first = idx * VC_RECS_PER_SECTOR;
-	bool again = false, tomb = false;
+	bool again = false, tomb = false, nomem = err == -ENOMEM;
 	u16 next = 0;
 
-	if (err) {
+	if (err && !nomem) {
 		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
 		vc_degrade(c, "metadata write failed");
 	}
-	for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
+	for (i = 0; i < VC_RECS_PER_SECTOR && !nomem; i++) {
 		u32 blk = (u32)(first + i);
 		struct vc_set *s;
 		u64 wd;
@@ -153,10 +158,13 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		s = vc_set_of_blk(c, blk);
 		vc_spin_lock(&s->lock);
 		wd = c->words[blk];
-		if (wd & B_TOMB) {
-			vc_hash_remove(c, s, blk);
-			/* cleared record: free; else a zombie */
-			vc_block_set_word(c, s, blk, err ? B_FLASHDIRTY : 0);
+		if ((wd & B_TOMB) && !err) {
+			vc_hash_remove(c, s, blk);	/* record cleared */
+			vc_block_set_word(c, s, blk, 0);
+			tomb = true;
+		} else if (wd & B_TOMB) {
+			/* a failed tombstone: requests retry the record */
+			vc_block_set_word(c, s, blk, wd & ~B_BUSY);
 			tomb = true;
 		} else if (!err && (wd & B_FLASHDIRTY) &&
 			   !((wd & B_VALID) && (wd & B_DIRTY))) {
@@ -168,7 +176,7 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 	vc_spin_lock(&c->md_lock[li]);
 	c->md_done[idx] = num;
 	pp = &c->md_waiters[li];
-	while ((w = *pp) != NULL) {
+	while (!nomem && (w = *pp) != NULL) {
 		if (w->sector == idx && (s16)(num - w->target) >= 0) {
 			*pp = w->next;
 			w->next = done;
@@ -181,6 +189,8 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		if (!(c->md_flags[idx] & MDF_FAILED))
 			vc_atomic_inc(&c->md_failed);
 		c->md_flags[idx] = MDF_FAILED;
+		if (nomem)	/* retried soon, not only at the next tick */
+			vc_work_queue_delayed(&c->clean_work, MD_NOMEM_RETRY_NS);
 	} else {
 		if (c->md_flags[idx] & MDF_FAILED)
 			vc_atomic_dec(&c->md_failed);
@@ -292,7 +302,14 @@ void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 		md_submit(c, idx, num);
 }
 
-/* Retry failed record-sector writes (from the cleaner's tick). */
+/*
+ * Retry failed record-sector writes (from the cleaner's tick).  A sector
+ * whose write is in flight is not written again beside it: two writes of
+ * one sector in flight land in any order, and an older snapshot landing
+ * last could erase a DIRTY record or bring back a stale one.  The write in
+ * flight already carries the newest state, or is followed by another
+ * (MDF_DIRTY).
+ */
 void vc_md_retry(struct vc_cache *c)
 {
 	u64 idx;
@@ -305,7 +322,8 @@ void vc_md_retry(struct vc_cache *c)
 		u16 num = 0;
 
 		vc_spin_lock(&c->md_lock[li]);
-		if (c->md_flags[idx] & MDF_FAILED) {
+		if ((c->md_flags[idx] & (MDF_FAILED | MDF_INFLIGHT)) ==
+		    MDF_FAILED) {
 			c->md_flags[idx] = MDF_INFLIGHT | MDF_FAILED;
 			num = ++c->md_started[idx];
 			go = true;

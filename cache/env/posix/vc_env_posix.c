@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -72,15 +73,35 @@ void vc_log_info(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------- memory */
+/* Fault point: I/O-path allocations (not VC_GFP_KERNEL) left to fail. */
+static _Atomic unsigned long fail_io_allocs;
+
+void vc_posix_fail_io_allocs(unsigned long n)
+{
+	atomic_store(&fail_io_allocs, n);
+}
+
+static bool alloc_fails(unsigned int gfp)
+{
+	unsigned long n = atomic_load(&fail_io_allocs);
+
+	while (gfp != VC_GFP_KERNEL && n)
+		if (atomic_compare_exchange_weak(&fail_io_allocs, &n, n - 1))
+			return true;
+	return false;
+}
+
 void *vc_malloc(size_t size, unsigned int gfp)
 {
-	(void)gfp;
+	if (alloc_fails(gfp))
+		return NULL;
 	return malloc(size ? size : 1);
 }
 
 void *vc_zalloc(size_t size, unsigned int gfp)
 {
-	(void)gfp;
+	if (alloc_fails(gfp))
+		return NULL;
 	return calloc(1, size ? size : 1);
 }
 
@@ -452,9 +473,11 @@ int vc_waitq_wait(vc_waitq_t *q, bool (*cond)(void *arg), void *arg,
 /* ------------------------------------------------------------ buffers */
 struct vc_buf *vc_buf_alloc(u32 len, unsigned int gfp)
 {
-	struct vc_buf *b = malloc(sizeof(*b));
+	struct vc_buf *b;
 
-	(void)gfp;
+	if (alloc_fails(gfp))
+		return NULL;
+	b = malloc(sizeof(*b));
 	if (!b)
 		return NULL;
 	b->data = calloc(1, len ? len : 1);

@@ -50,6 +50,12 @@ void vc_posix_clear_interrupt(void);
 void vc_posix_set_pid_alive(bool (*fn)(void *ctx, s32 pid), void *ctx);
 bool vc_posix_pid_alive_kill(void *ctx, s32 pid);
 
+/*
+ * Fault point: the next @n allocations made on the I/O path (gfp other than
+ * VC_GFP_KERNEL) fail, as they may in the kernel under memory pressure.
+ */
+void vc_posix_fail_io_allocs(unsigned long n);
+
 /* 0 = silent, 1 = errors, 2 = +warnings, 3 = +info (default 1). */
 void vc_posix_set_log_level(int level);
 

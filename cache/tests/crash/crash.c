@@ -409,6 +409,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		       (unsigned long long)res->dirty_loaded,
 		       (unsigned long long)res->dirty_hi);
 	h_verify_after_crash(h);
+	h_check_device_rules(h);
 	total_sectors += h->sectors_checked;
 out:
 	res->failures = h->failures;

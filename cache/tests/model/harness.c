@@ -267,6 +267,16 @@ void h_fini(struct harness *h)
 	vc_posix_set_manual_work(false);
 }
 
+void h_check_device_rules(struct harness *h)
+{
+	struct simdev_stats ss;
+
+	simdev_get_stats(h->csd, &ss);
+	if (ss.overlapping_meta_writes)
+		h_fail(h, "%llu metadata writes submitted while a write of the same sector was in flight",
+		       (unsigned long long)ss.overlapping_meta_writes);
+}
+
 int h_attach(struct harness *h, int d)
 {
 	struct h_dev *hd = &h->dev[d];

@@ -166,6 +166,13 @@ void h_verify_after_crash(struct harness *h);
  */
 u64 h_blocks_only_in_cache(struct harness *h, int d);
 
+/*
+ * Rules of device use the engine must keep whatever the order of events:
+ * never two writes of overlapping metadata sectors in flight at once.
+ * Counts a failure for each breach seen so far.
+ */
+void h_check_device_rules(struct harness *h);
+
 /* Report a model failure (prints, counts; the caller decides to stop). */
 void h_fail(struct harness *h, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -843,6 +843,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.lost_blocks,
 	       (unsigned long long)st.degradations,
 	       vc_mode_name(st.mode));
+	h_check_device_rules(h);
 	ret = FAILED(h) ? 1 : 0;
 	if (ret) {
 		printf("model: FAILED (%llu failures); replay:",

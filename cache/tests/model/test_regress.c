@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "vc_format.h"
 
 static struct harness *new_h(enum simdev_completion comp, enum vc_mode mode)
 {
@@ -406,6 +407,341 @@ static void test_fua_bypass_over_lazily_cleaned_block(void **st)
 	free_h(h);
 }
 
+/* ---------------------------------------------------------------------
+ * Issue 6, section 2: error paths that could lose acknowledged data.
+ */
+
+/* A power cut now: reload and check nothing acknowledged went back. */
+static void cut_reload_verify(struct harness *h)
+{
+	char err[128];
+
+	simdev_power_cut(h->pw);
+	complete_fifo(h);
+	vc_cache_abandon(h->c);
+	h->c = NULL;
+	simdev_power_restore(h->pw);
+	assert_int_equal(h_load(h, err, sizeof(err)), 0);
+	h_verify_after_crash(h);
+}
+
+/* Fail writes of every record sector @count times (< 0: forever). */
+static int fail_record_writes(struct harness *h, s64 count)
+{
+	struct vc_sb sb;
+
+	simdev_peek(h->csd, VC_SB_SECTOR, &sb, sizeof(sb));
+	return simdev_error_range(h->csd, SIMDEV_OP_WRITE,
+				  vc_le64_to_cpu(sb.md_start),
+				  vc_le64_to_cpu(sb.md_sectors), -EIO, count);
+}
+
+/* Write, completing device I/O in submission order; returns the error. */
+static int write_fifo(struct harness *h, u32 flags, u64 sector, u32 len,
+		      bool tolerate)
+{
+	struct h_io *w = h_io_new(h, 0, VC_OP_WRITE, flags, sector, len);
+	int err;
+
+	w->tolerate_err = tolerate;
+	h_submit(h, w);
+	complete_fifo(h);
+	assert_true(w->done);
+	err = w->err;
+	h_io_free(w);
+	return err;
+}
+
+/*
+ * Engine bug (issue 6, review): after a failed record-sector write, the
+ * cleaner's tick retried the sector even while another write of it was
+ * in flight (started by a request meanwhile).  Two writes of one sector in
+ * flight land in any order: an older snapshot landing last can erase a
+ * DIRTY record of acknowledged data.  The device counts overlapping
+ * metadata writes; there must be none.
+ */
+static void test_md_retry_beside_inflight_write(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	struct simdev_stats ss;
+	struct h_io *w;
+
+	(void)st;
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);
+	/* the record write of block 1 (same record sector) fails once */
+	assert_true(fail_record_writes(h, 1) >= 0);
+	w = h_io_new(h, 0, VC_OP_WRITE, 0, 8, 4096);
+	w->tolerate_err = true;
+	h_submit(h, w);
+	/* its data write, then its record write (fails: the write goes home) */
+	assert_true(simdev_complete_match(h->pw, h->csd, VC_DEV_WRITE, false));
+	assert_true(simdev_complete_match(h->pw, h->csd, VC_DEV_WRITE, false));
+	/* the home write: the block's record is rewritten (request-started) */
+	assert_true(simdev_complete_match(h->pw, h->dev[0].sd, VC_DEV_WRITE,
+					  false));
+	/* now the cleaner's tick runs, with that record write in flight */
+	vc_posix_run_work();
+	complete_fifo(h);
+	h_quiesce(h);
+	assert_true(w->done);
+	h_io_free(w);
+	simdev_get_stats(h->csd, &ss);
+	print_message("  overlapping metadata writes: %llu\n",
+		      (unsigned long long)ss.overlapping_meta_writes);
+	assert_int_equal(ss.overlapping_meta_writes, 0);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): a write-back write whose cache data write
+ * fails goes home instead (wb_fallback_end) and the block is dropped; the
+ * write was acknowledged before the record saying the block is DIRTY (old
+ * data) was cleared.  A power cut in that window brings the old data back
+ * over an acknowledged FUA write.
+ */
+static void test_fallback_ack_waits_for_record(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	struct h_io *w;
+
+	(void)st;
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);	/* A, dirty */
+	simdev_error_at_write(h->csd, 1, false, -EIO);	/* C's data write */
+	w = h_io_new(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096);
+	h_submit(h, w);
+	assert_true(simdev_complete_match(h->pw, h->csd, VC_DEV_WRITE, false));
+	complete_all_but_cache_writes(h);
+	print_message("  FUA write acknowledged before the record write: %s\n",
+		      w->done ? "yes" : "no");
+	if (w->done)
+		cut_reload_verify(h);
+	else
+		complete_fifo(h);
+	h_quiesce(h);
+	assert_true(w->done);
+	h_io_free(w);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+/*
+ * Same class on the write-through path (wt_sub_end): a write around the
+ * cache (denied process) over a dirty block writes both copies; the cache
+ * copy fails, the block is dropped, and the write was acknowledged before
+ * the DIRTY record was cleared.
+ */
+static void test_write_both_ack_waits_for_record(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	struct h_io *w;
+
+	(void)st;
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);	/* A, dirty */
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c), VC_PID_DENY,
+					1), 0);
+	simdev_error_at_write(h->csd, 1, false, -EIO);
+	w = h_io_new(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096);
+	h_submit(h, w);
+	assert_true(simdev_complete_match(h->pw, h->csd, VC_DEV_WRITE, false));
+	complete_all_but_cache_writes(h);
+	print_message("  FUA write acknowledged before the record write: %s\n",
+		      w->done ? "yes" : "no");
+	if (w->done)
+		cut_reload_verify(h);
+	else
+		complete_fifo(h);
+	h_quiesce(h);
+	assert_true(w->done);
+	h_io_free(w);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): when the write clearing a dropped block's
+ * DIRTY record fails, the block became a "zombie" out of the hash, and
+ * writes to its backing block were acknowledged while the stale DIRTY
+ * record stayed on flash: a power cut brought the old data back over an
+ * acknowledged FUA write.  Now the block stays a failed tombstone: a write
+ * to it retries the record first and fails with EIO while the record
+ * cannot be written; once it can, the write goes through.
+ */
+static void test_failed_record_clear_never_acks_over_stale(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	int rule, err;
+
+	(void)st;
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);	/* A, dirty */
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c), VC_PID_DENY,
+					1), 0);
+	/* C around the cache: its cache copy and every record write fail */
+	simdev_error_at_write(h->csd, 1, false, -EIO);
+	rule = fail_record_writes(h, -1);
+	assert_true(rule >= 0);
+	err = write_fifo(h, VC_IO_FUA, 0, 4096, true);
+	print_message("  write over the block whose record fails: %d\n", err);
+	/* D: must not be acknowledged while the stale record may be there */
+	err = write_fifo(h, VC_IO_FUA, 0, 4096, true);
+	print_message("  next write, record still failing: %d\n", err);
+	assert_int_not_equal(err, 0);
+	/* the record can be written again: E goes through */
+	simdev_error_remove(h->csd, rule);
+	assert_int_equal(write_fifo(h, VC_IO_FUA, 0, 4096, false), 0);
+	cut_reload_verify(h);
+	h_quiesce(h);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): setting a mode cleared the degradation
+ * even while record sectors could not be written, so new DIRTY records
+ * could be made beside stale ones.  The mode change must fail (EIO) and
+ * the cache stay degraded.
+ */
+static void test_set_mode_keeps_degradation_while_records_fail(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
+	struct vc_stats vs;
+	int ret;
+
+	(void)st;
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_true(fail_record_writes(h, -1) >= 0);
+	/* block 1 becomes dirty: its record write fails, the cache degrades */
+	{
+		struct h_io *w = h_io_new(h, 0, VC_OP_WRITE, 0, 8, 4096);
+
+		w->tolerate_err = true;
+		h_submit(h, w);
+		(void)h_wait(h, w);
+		h_io_free(w);
+	}
+	vc_cache_get_stats(h->c, &vs);
+	assert_true(vs.degradations >= 1);
+	assert_int_not_equal(vc_cache_get_mode(h->c), VC_MODE_WB);
+	ret = vc_cache_set_mode(h->c, VC_MODE_WB);
+	print_message("  set_mode(WB) with failing records: %d, now %s\n", ret,
+		      vc_mode_name(vc_cache_get_mode(h->c)));
+	assert_int_equal(ret, -EIO);
+	assert_int_not_equal(vc_cache_get_mode(h->c), VC_MODE_WB);
+	/* once records can be written again, the administrator's choice holds */
+	simdev_error_clear(h->csd);
+	assert_int_equal(vc_cache_set_mode(h->c, VC_MODE_WB), 0);
+	assert_int_equal(vc_cache_get_mode(h->c), VC_MODE_WB);
+	h->failures = 0;	/* the failed write's data is not checked */
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): a clean shutdown marked the cache clean
+ * (so the next load trusts clean records) without flushing the backing
+ * devices: a write-through write still in the backing device's volatile
+ * cache is lost at a power cut, while the cache keeps serving its data as
+ * clean, until eviction brings the old data back.  A clean record trusted
+ * after a clean shutdown must match the backing device's durable data.
+ */
+static void test_clean_shutdown_flushes_backing(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WT);
+	u8 via_cache[4096], durable[4096];
+	char err[128];
+
+	(void)st;
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
+	h->c = NULL;
+	simdev_power_cut(h->pw);
+	simdev_power_restore(h->pw);
+	assert_int_equal(h_load(h, err, sizeof(err)), 0);
+	simdev_peek_durable(h->dev[0].sd, 0, durable, sizeof(durable));
+	{
+		struct h_io *r = h_io_new(h, 0, VC_OP_READ, 0, 0, 4096);
+
+		r->check = false;
+		h_submit(h, r);
+		assert_int_equal(h_wait(h, r), 0);
+		vc_buf_to_mem(via_cache, r->hio.buf, 0, sizeof(via_cache));
+		h_io_free(r);
+	}
+	print_message("  backing durable sector 0 version %lld, cache serves %lld\n",
+		      h_sector_version(durable, 0, 0),
+		      h_sector_version(via_cache, 0, 0));
+	assert_memory_equal(via_cache, durable, sizeof(durable));
+	h->failures = 0;
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): a metadata write that could not get
+ * memory (-ENOMEM) counted as a cache device error and degraded the cache
+ * for good.  It must be retried; the write completes, the cache stays in
+ * write-back.
+ */
+static void test_enomem_does_not_degrade(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
+	struct vc_stats vs;
+
+	(void)st;
+	vc_posix_fail_io_allocs(1);	/* the record write's buffer */
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096), 0);
+	vc_posix_fail_io_allocs(0);
+	vc_cache_get_stats(h->c, &vs);
+	print_message("  degradations %llu, mode %s, dirty blocks %llu\n",
+		      (unsigned long long)vs.degradations,
+		      vc_mode_name(vc_cache_get_mode(h->c)),
+		      (unsigned long long)vs.dirty_blocks);
+	assert_int_equal(vs.degradations, 0);
+	assert_int_equal(vc_cache_get_mode(h->c), VC_MODE_WB);
+	assert_int_equal(vs.dirty_blocks, 1);
+	cut_reload_verify(h);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+/*
+ * Engine bug (issue 6, review): a failed FLUSH of the cache device was
+ * ignored whenever no block was dirty, though records that may still say
+ * dirty (written back, clean record not yet durable) still depend on the
+ * cache device.  The host FLUSH must fail.
+ */
+static void test_cache_flush_error_with_pending_clean_record(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	struct vc_stats vs;
+	struct h_io *f;
+	int i;
+
+	(void)st;
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);
+	/* age-based write-back cleans it; its record write stays queued */
+	assert_int_equal(vc_cache_set_param(h->c, VC_P_MAX_DIRTY_AGE_MS, 1000),
+			 0);
+	for (i = 0; i < 5; i++) {
+		h_advance(h, 1000000000ULL);
+		complete_all_but_cache_writes(h);
+	}
+	vc_cache_get_stats(h->c, &vs);
+	assert_int_equal(vs.dirty_blocks, 0);
+	assert_true(simdev_pending(h->pw, h->csd, VC_DEV_WRITE) > 0);
+	simdev_error_range(h->csd, SIMDEV_OP_FLUSH, 0, 0, -EIO, 1);
+	f = h_io_new(h, 0, VC_OP_FLUSH, 0, 0, 0);
+	f->tolerate_err = true;
+	h_submit(h, f);
+	complete_all_but_cache_writes(h);
+	complete_fifo(h);
+	h_quiesce(h);
+	assert_true(f->done);
+	print_message("  host FLUSH with the cache FLUSH failing: %d\n", f->err);
+	assert_int_not_equal(f->err, 0);
+	h_io_free(f);
+	h->failures = 0;
+	free_h(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +752,14 @@ int main(void)
 		cmocka_unit_test(test_detach_hangs_when_cache_dies),
 		cmocka_unit_test(test_flush_all_with_absent_device),
 		cmocka_unit_test(test_fua_bypass_over_lazily_cleaned_block),
+		cmocka_unit_test(test_md_retry_beside_inflight_write),
+		cmocka_unit_test(test_fallback_ack_waits_for_record),
+		cmocka_unit_test(test_write_both_ack_waits_for_record),
+		cmocka_unit_test(test_failed_record_clear_never_acks_over_stale),
+		cmocka_unit_test(test_set_mode_keeps_degradation_while_records_fail),
+		cmocka_unit_test(test_clean_shutdown_flushes_backing),
+		cmocka_unit_test(test_enomem_does_not_degrade),
+		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,

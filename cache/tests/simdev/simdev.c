@@ -391,6 +391,34 @@ static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap)
 	}
 }
 
+static bool is_write_op(const struct vc_dev_io *io)
+{
+	return io->op == VC_DEV_WRITE || io->op == VC_DEV_DISCARD;
+}
+
+/*
+ * Two writes to overlapping sectors in flight at once land in any order:
+ * an engine must never do that to its metadata (an older snapshot could
+ * land last).  Count it; p->lock held.
+ */
+static void count_overlaps(struct simdev_power *p, struct simdev *d,
+			   const struct vc_dev_io *io)
+{
+	u64 end = io->sector + io->len / SECT;
+	size_t i;
+
+	for (i = 0; i < p->nq; i++) {
+		const struct vc_dev_io *o = p->q[i].io;
+
+		if (p->q[i].d != d || !is_write_op(o) || p->q[i].err ||
+		    o->sector >= end || o->sector + o->len / SECT <= io->sector)
+			continue;
+		d->st.overlapping_writes++;
+		if ((o->flags | io->flags) & VC_DEV_META)
+			d->st.overlapping_meta_writes++;
+	}
+}
+
 static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 {
 	struct simdev *d = dev->priv;
@@ -414,6 +442,8 @@ static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 		io->end_io(io, err);
 		return;
 	}
+	if (!err && is_write_op(io))
+		count_overlaps(p, d, io);
 	if (p->nq == p->capq) {
 		p->capq = p->capq ? p->capq * 2 : 256;
 		p->q = realloc(p->q, p->capq * sizeof(*p->q));

@@ -148,6 +148,12 @@ struct simdev_stats {
 	u64 read_bytes, write_bytes;
 	u64 errors;		/* I/Os failed by injection or power cut */
 	u64 cuts;		/* power cuts seen */
+	/*
+	 * Writes (or discards) submitted while another one to an overlapping
+	 * range was in flight on the same device (queued and threaded
+	 * models); those where either is a VC_DEV_META write.
+	 */
+	u64 overlapping_writes, overlapping_meta_writes;
 };
 void simdev_get_stats(struct simdev *d, struct simdev_stats *st);
 
