@@ -416,6 +416,12 @@ static bool drop_dev_blocks(void *arg)
 
 			if (!(w & (B_VALID | B_TOMB)) || vc_key_dev(w) != ds->id)
 				continue;
+			if ((w & (B_LOST | B_BUSY | B_FLASHDIRTY)) == B_LOST) {
+				/* a lost marker: the device leaves, so does it */
+				vc_hash_remove(c, s, blk);
+				vc_block_set_word(c, s, blk, 0);
+				continue;
+			}
 			if ((w & (B_BUSY | B_CLEANING | B_READERS_MASK | B_TOMB)) ||
 			    ((w & B_DIRTY) && !ds->force)) {
 				left = true;
@@ -618,6 +624,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	st->nr_blocks = c->nr_blocks;
 	st->valid_blocks = (u64)vc_atomic64_read(&c->nr_valid);
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
+	st->lost_marked = (u64)vc_atomic64_read(&c->nr_lost);
 	st->block_size = c->block_size;
 	st->mem_bytes = c->mem_bytes;
 	st->mem_millibytes_per_block = vc_cache_mem_bytes_per_block(c->nr_blocks);

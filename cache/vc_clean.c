@@ -404,7 +404,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 		}
 		if (e->lost) {
 			vc_block_set_word(c, s, e->blk, w);
-			md = vc_invalidate_locked(c, s, e->blk);
+			md = vc_lose_locked(c, s, e->blk);
 		} else if (ok) {
 			if (w & B_REDIRTY)
 				w &= ~B_REDIRTY;	/* newer data: again */
@@ -419,7 +419,6 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 		}
 		vc_spin_unlock(&s->lock);
 		if (e->lost) {
-			vc_stat_add(VC_STAT(c, lost_blocks), 1);
 			vc_log_err("%s: read error writing back block %u: data lost",
 				   c->cdev->name, e->blk);
 		}

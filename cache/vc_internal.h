@@ -47,7 +47,16 @@
  *   READERS     reads from the cache block in flight (4 bits)
  *   TOMB        invalidated while its record may say dirty: kept in the
  *               hash (BUSY) until a metadata write clears the record, so
- *               the backing block is never cached twice on flash
+ *               the backing block is never cached twice on flash; if that
+ *               write fails, kept without BUSY ("failed tombstone"):
+ *               reads go to the backing device, writes and discards
+ *               retry the record write first
+ *   LOST        with TOMB: the block's dirty data was lost (cache read
+ *               error).  It stays in the hash as a marker once its
+ *               record is cleared: reads of the backing block fail with
+ *               EIO (the backing device holds older data) until a write
+ *               covers the whole block or a discard does; never reused
+ *               meanwhile.  Kept in RAM only: a reload forgets it
  *
  * LOCK ORDER (take left before right; never hold two of one kind):
  *
@@ -96,6 +105,7 @@
 #define B_READER_ONE		(1ULL << B_READERS_SHIFT)
 #define B_MAX_READERS		15
 #define B_TOMB			(1ULL << 60)	/* invalid, record pending */
+#define B_LOST			(1ULL << 61)	/* with TOMB: data lost, EIO */
 
 #define VC_NR_EPOCHS		8
 #define VC_EPOCH_DIV		4	/* epoch length = max age / 4 */
@@ -263,6 +273,7 @@ struct vc_cache {
 	vc_atomic64_t nr_dirty;
 	vc_atomic64_t nr_valid;
 	vc_atomic64_t nr_flashdirty;	/* blocks whose record may say dirty */
+	vc_atomic64_t nr_lost;		/* lost markers (B_LOST) */
 
 	/* flush on demand */
 	bool flush_active;
@@ -303,6 +314,7 @@ struct vc_req {
 	u8 newdirty;		/* this write made the block dirty */
 	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
+	u8 lost;		/* the block's other dirty data was lost */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */
 	u64 key;
@@ -367,6 +379,7 @@ void vc_defer_work_fn(vc_work_t *w);
 void vc_req_dispatch(struct vc_req *r);
 void vc_redrive(struct vc_cache *c);
 bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
+bool vc_lose_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
 enum vc_mode vc_effective_mode(struct vc_cache *c);
 void vc_degrade(struct vc_cache *c, const char *why);
 void vc_cache_write_failed(struct vc_cache *c, int err, const char *why);

@@ -202,6 +202,41 @@ bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
 	return false;
 }
 
+/*
+ * The dirty data of @blk was lost (a cache read failed): drop the block
+ * like vc_invalidate_locked(), and keep it in the hash as a lost marker
+ * (B_TOMB | B_LOST): reads of its backing block fail with EIO until a
+ * write covers the whole block or a discard does.  Set lock held; returns
+ * true if the caller must call vc_md_mark() (the DIRTY record to clear).
+ */
+bool vc_lose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
+{
+	u64 key = c->words[blk] & B_KEY_MASK;
+	bool md = vc_invalidate_locked(c, s, blk);
+
+	if (md) {
+		vc_block_set_word(c, s, blk, c->words[blk] | B_LOST);
+	} else {
+		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST);
+		vc_hash_insert(c, s, blk);
+	}
+	vc_stat_add(VC_STAT(c, lost_blocks), 1);
+	return md;
+}
+
+/* A lost marker is removed: whole block overwritten or discarded. */
+static void unlose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
+{
+	u64 w = c->words[blk] & ~B_LOST;
+
+	if (w & B_FLASHDIRTY) {
+		vc_block_set_word(c, s, blk, w);	/* a failed tombstone */
+		return;
+	}
+	vc_hash_remove(c, s, blk);
+	vc_block_set_word(c, s, blk, 0);
+}
+
 static void invalidate_blk(struct vc_cache *c, u32 blk)
 {
 	struct vc_set *s = vc_set_of_blk(c, blk);
@@ -292,7 +327,8 @@ static void read_hit_end(struct vc_dev_io *io, int err)
 		lost = w & B_DIRTY;
 		/* a failing block is dropped once nobody else uses it */
 		if (!(w & (B_BUSY | B_CLEANING | B_READERS_MASK)))
-			md = vc_invalidate_locked(c, s, r->blk);
+			md = lost ? vc_lose_locked(c, s, r->blk) :
+				    vc_invalidate_locked(c, s, r->blk);
 	}
 	vc_spin_unlock(&s->lock);
 	if (md)
@@ -302,7 +338,6 @@ static void read_hit_end(struct vc_dev_io *io, int err)
 		vc_stat_add(VC_STAT(c, flash_bytes_read), r->len);
 		req_done(r, 0);
 	} else if (lost) {
-		vc_stat_add(VC_STAT(c, lost_blocks), 1);
 		vc_log_err("%s: read error on dirty block %u: data lost",
 			   c->cdev->name, r->blk);
 		req_done(r, -EIO);
@@ -409,8 +444,16 @@ static void dispatch_read(struct vc_req *r)
 	vc_spin_lock(&s->lock);
 	blk = vc_lookup(c, s, r->key);
 	if (blk != ~0u && (c->words[blk] & (B_TOMB | B_BUSY)) == B_TOMB) {
-		/* a failed tombstone: the backing device has the data */
+		bool lost = c->words[blk] & B_LOST;
+
 		vc_spin_unlock(&s->lock);
+		if (lost) {
+			/* the newest data was lost: never serve older */
+			vc_stat_add(VC_STAT(c, lost_reads), 1);
+			req_done(r, -EIO);
+			return;
+		}
+		/* a failed tombstone: the backing device has the data */
 		count_bypass(c, VC_BYP_BUSY);
 		read_backing(r);
 		return;
@@ -597,7 +640,8 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	else
 		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
 	vc_spin_lock(&s->lock);
-	md = vc_invalidate_locked(c, s, r->blk);
+	md = r->lost ? vc_lose_locked(c, s, r->blk) :
+		       vc_invalidate_locked(c, s, r->blk);
 	vc_spin_unlock(&s->lock);
 	r->err_back = err;
 	ack_after_record(r, md);
@@ -620,9 +664,9 @@ static void rmw_read_end(struct vc_dev_io *io, int err)
 
 	if (err) {
 		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
-		vc_stat_add(VC_STAT(c, lost_blocks), 1);
 		vc_log_err("%s: cache errors on dirty block %u: its other data is lost",
 			   c->cdev->name, r->blk);
+		r->lost = 1;
 		write_piece_home(r);
 		return;
 	}
@@ -660,9 +704,9 @@ static void wb_fallback(struct vc_req *r)
 	if (!(c->flags & VC_CFG_NODATA) && !r->bounce)
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 	if (!(c->flags & VC_CFG_NODATA) && !r->bounce) {
-		vc_stat_add(VC_STAT(c, lost_blocks), 1);
 		vc_log_err("%s: no memory to save dirty block %u: its other data is lost",
 			   c->cdev->name, r->blk);
+		r->lost = 1;
 		write_piece_home(r);
 		return;
 	}
@@ -754,15 +798,14 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		/* cache copy unusable, or it disagrees with the backing dev */
 		lost = r->err_cache && (w & B_DIRTY) && r->len != c->block_size;
 		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
-		md = vc_invalidate_locked(c, s, r->blk);
+		md = lost ? vc_lose_locked(c, s, r->blk) :
+			    vc_invalidate_locked(c, s, r->blk);
 	} else {
 		if (w & B_CLEANING)
 			w |= B_REDIRTY;
 		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 	}
 	vc_spin_unlock(&s->lock);
-	if (lost)
-		vc_stat_add(VC_STAT(c, lost_blocks), 1);
 	ack_after_record(r, md);
 }
 
@@ -827,18 +870,35 @@ static void dispatch_write(struct vc_req *r)
 			vc_spin_unlock(&s->lock);
 			return;
 		}
+		if ((w & B_LOST) && full) {
+			/* the whole block is rewritten: nothing lost left */
+			unlose_locked(c, s, blk);
+			w = c->words[blk];
+			if (!(w & B_TOMB)) {
+				vc_spin_unlock(&s->lock);
+				dispatch_write(r);	/* now a miss */
+				return;
+			}
+		}
 		if (w & B_TOMB) {
 			/*
-			 * A failed tombstone: retry its record write; the
-			 * data goes around the cache once it is cleared.
+			 * A failed tombstone (record may say dirty): retry
+			 * its record write; the data goes around the cache
+			 * once it is cleared.  A lost marker (record clear)
+			 * stays: the write goes around, reads keep failing.
 			 */
-			vc_block_set_word(c, s, blk, w | B_BUSY);
 			s->byp_inflight++;
 			s->byp_gen++;
 			r->byp_counted = 1;
-			vc_spin_unlock(&s->lock);
 			count_bypass(c, VC_BYP_BUSY);
 			r->blk = blk;
+			if (!(w & B_FLASHDIRTY)) {
+				vc_spin_unlock(&s->lock);
+				write_backing_only(r);
+				return;
+			}
+			vc_block_set_word(c, s, blk, w | B_BUSY);
+			vc_spin_unlock(&s->lock);
 			vc_md_mark(c, blk, &r->mdw, byp_md_end);
 			return;
 		}
@@ -951,7 +1011,25 @@ static void dispatch_discard(struct vc_req *r)
 		vc_spin_unlock(&s->lock);
 		return;
 	}
-	/* a partial discard of a dirty block keeps it (the rest is live) */
+	if ((w & B_LOST) && full) {
+		unlose_locked(c, s, blk);
+		w = c->words[blk];
+		if (!(w & B_TOMB)) {
+			vc_spin_unlock(&s->lock);
+			vc_redrive(c);
+			req_done(r, 0);
+			return;
+		}
+	}
+	/*
+	 * A partial discard of a dirty block keeps it (the rest is live), as
+	 * it keeps a lost marker (the rest is lost).
+	 */
+	if ((w & B_LOST) && !(w & B_FLASHDIRTY)) {
+		vc_spin_unlock(&s->lock);
+		req_done(r, 0);
+		return;
+	}
 	if (full || !(w & B_DIRTY))
 		md = vc_invalidate_locked(c, s, blk);
 	vc_spin_unlock(&s->lock);

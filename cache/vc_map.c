@@ -254,7 +254,7 @@ u32 vc_find_victim(struct vc_cache *c, struct vc_set *s)
 		u64 w = c->words[blk];
 
 		if (!(w & (B_DIRTY | B_FLASHDIRTY | B_BUSY | B_CLEANING |
-			   B_READERS_MASK))) {
+			   B_READERS_MASK | B_TOMB))) {
 			if (dirty >= VC_TAIL_DIRTY &&
 			    !vc_atomic_cmpxchg(&c->tail_pressure, 0, 1))
 				vc_cache_kick_cleaner(c);
@@ -321,6 +321,8 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 	}
 	if ((old ^ w) & B_FLASHDIRTY)
 		vc_atomic64_add(&c->nr_flashdirty, (w & B_FLASHDIRTY) ? 1 : -1);
+	if ((old ^ w) & B_LOST)
+		vc_atomic64_add(&c->nr_lost, (w & B_LOST) ? 1 : -1);
 	vc_store_u64(&c->words[blk], w);
 	if ((old & B_FLUSHME) && !(w & B_FLUSHME))
 		flushme_done(c);

@@ -158,7 +158,12 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		s = vc_set_of_blk(c, blk);
 		vc_spin_lock(&s->lock);
 		wd = c->words[blk];
-		if ((wd & B_TOMB) && !err) {
+		if ((wd & (B_TOMB | B_LOST)) == (B_TOMB | B_LOST) && !err) {
+			/* record cleared: stays as the marker of lost data */
+			vc_block_set_word(c, s, blk, wd & (B_KEY_MASK | B_TOMB |
+							   B_LOST));
+			tomb = true;
+		} else if ((wd & B_TOMB) && !err) {
 			vc_hash_remove(c, s, blk);	/* record cleared */
 			vc_block_set_word(c, s, blk, 0);
 			tomb = true;

@@ -281,6 +281,8 @@ struct vc_stats {
 	u64 backing_read_errors, backing_write_errors;
 	u64 read_retries;			/* clean block re-read on backing */
 	u64 lost_blocks;			/* dirty data lost */
+	u64 lost_reads;				/* reads failed: data lost */
+	u64 lost_marked;			/* blocks whose reads fail now */
 	u64 degradations;			/* mode lowered after errors */
 	u64 flash_bytes_written;		/* data + metadata */
 	u64 flash_bytes_read;

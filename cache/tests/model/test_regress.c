@@ -742,6 +742,68 @@ static void test_cache_flush_error_with_pending_clean_record(void **st)
 	free_h(h);
 }
 
+/* Read without checking the data; returns the error. */
+static int read_unchecked(struct harness *h, u64 sector, u32 len)
+{
+	struct h_io *r = h_io_new(h, 0, VC_OP_READ, 0, sector, len);
+	int err;
+
+	r->check = false;
+	r->tolerate_err = true;
+	h_submit(h, r);
+	err = h_wait(h, r);
+	h_io_free(r);
+	return err;
+}
+
+/*
+ * Engine bug (issue 6, review): once the dirty data of a block was lost
+ * (cache read error), the next read of it went to the backing device and
+ * silently returned older data.  Reads must fail with EIO until the whole
+ * block is overwritten or discarded; a partial write keeps them failing.
+ */
+static void test_lost_block_reads_fail_until_overwritten(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
+	struct vc_stats vs;
+	int rule, err;
+
+	(void)st;
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 8, 4096), 0);
+	rule = simdev_error_range(h->csd, SIMDEV_OP_READ, 0,
+				  h->o.cache_sectors, -EIO, -1);
+	assert_true(rule >= 0);
+	assert_int_equal(read_unchecked(h, 0, 4096), -EIO);	/* lost */
+	assert_int_equal(read_unchecked(h, 8, 4096), -EIO);	/* lost */
+	simdev_error_remove(h->csd, rule);
+	err = read_unchecked(h, 0, 4096);
+	print_message("  second read of the lost block: %d\n", err);
+	assert_int_equal(err, -EIO);
+	assert_int_equal(read_unchecked(h, 2, 512), -EIO);
+	vc_cache_get_stats(h->c, &vs);
+	print_message("  lost blocks %llu, lost reads %llu, marked %llu\n",
+		      (unsigned long long)vs.lost_blocks,
+		      (unsigned long long)vs.lost_reads,
+		      (unsigned long long)vs.lost_marked);
+	assert_int_equal(vs.lost_blocks, 2);
+	assert_int_equal(vs.lost_marked, 2);
+	/* a partial write goes through; the rest of the block stays lost */
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 2048), 0);
+	assert_int_equal(read_unchecked(h, 4, 2048), -EIO);
+	/* a whole-block write ends it */
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_READ, 0, 0, 4096), 0);
+	/* so does a whole-block discard */
+	assert_int_equal(h_do(h, 0, VC_OP_DISCARD, 0, 8, 4096), 0);
+	assert_int_equal(read_unchecked(h, 8, 4096), 0);
+	vc_cache_get_stats(h->c, &vs);
+	assert_int_equal(vs.lost_marked, 0);
+	assert_true(vs.lost_reads >= 3);
+	h->failures = 0;	/* the model does not know the data was lost */
+	free_h(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -760,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_clean_shutdown_flushes_backing),
 		cmocka_unit_test(test_enomem_does_not_degrade),
 		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
+		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,
