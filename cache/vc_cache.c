@@ -193,30 +193,22 @@ static void set_geometry(struct vc_cache *c, u32 block_size, u64 nr_blocks)
 	c->data_start = (VC_MD_START + c->md_sectors + bsec - 1) & ~(bsec - 1);
 }
 
-static int read_sb(struct vc_dev *cdev, struct vc_sb *sb)
-{
-	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	err = vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, VC_SB_SECTOR,
-			 VC_SECTOR_SIZE, b);
-	vc_buf_to_mem(sb, b, 0, sizeof(*sb));
-	vc_buf_free(b);
-	return err;
-}
-
 int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		    struct vc_cache **out)
 {
 	u64 fit = vc_cache_blocks_for(cdev->nr_sectors, cfg->block_size);
 	struct vc_cache *c;
 	struct vc_sb old;
+	char why[128];
 	u32 i;
 	int err;
 
 	*out = NULL;
+	err = vc_md_check_dev(cdev, why, sizeof(why));
+	if (err) {
+		vc_log_err("cannot create a cache: %s", why);
+		return err;
+	}
 	if (!fit || cfg->mode >= VC_NR_MODES || cfg->policy >= VC_NR_POLICIES ||
 	    (cfg->flags & ~VC_CFG_NODATA) || params_check(cfg->params.v))
 		return -EINVAL;
@@ -235,9 +227,12 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 	/* a nonce different from the previous format's */
 	c->nonce = (u32)vc_hash64(vc_now_ns() ^ ((u64)(unsigned long)c << 16) ^
 				  c->nr_blocks);
-	if (!read_sb(cdev, &old) && vc_le64_to_cpu(old.magic) == VC_SB_MAGIC &&
-	    vc_le32_to_cpu(old.nonce) == c->nonce)
-		c->nonce++;
+	if (!vc_md_read_sb(cdev, &old, NULL, 0)) {
+		if (vc_le32_to_cpu(old.nonce) == c->nonce)
+			c->nonce++;
+		/* the new superblocks outrank any copy of the old ones */
+		c->sb_seq = vc_le64_to_cpu(old.seq);
+	}
 	err = cache_init(c);
 	if (!err)
 		err = vc_md_format(c);
@@ -261,22 +256,18 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	if (flags & ~VC_CFG_NODATA)
+	if (flags & ~(VC_CFG_NODATA | VC_LOAD_SALVAGE))
 		return -EINVAL;
-	e = read_sb(cdev, &sb);
-	if (e) {
-		if (err)
-			vc_snprintf(err, errlen, "cannot read the superblock: error %d", e);
-		return e;
-	}
-	e = vc_sb_check(&sb, cdev->nr_sectors, err, errlen);
+	e = vc_md_check_dev(cdev, err, errlen);
+	if (!e)
+		e = vc_md_read_sb(cdev, &sb, err, errlen);
 	if (e)
 		return e;
 	c = vc_zalloc(sizeof(*c), VC_GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	c->cdev = cdev;
-	c->flags = flags;
+	c->flags = flags & VC_CFG_NODATA;
 	set_geometry(c, vc_le32_to_cpu(sb.block_size), vc_le64_to_cpu(sb.nr_blocks));
 	c->data_start = vc_le64_to_cpu(sb.data_start);
 	c->nonce = vc_le32_to_cpu(sb.nonce);
@@ -301,7 +292,7 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 		cache_free(c);
 		return e;
 	}
-	e = vc_md_load(c, err, errlen);
+	e = vc_md_load(c, &sb, flags & VC_LOAD_SALVAGE, err, errlen);
 	/* from here on, a crash must not trust clean records */
 	if (!e)
 		e = vc_md_write_sb(c, false);
@@ -379,6 +370,9 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 		goto out;
 	}
 	c->bdev[slot].dev = bdev;
+	if (bdev->no_volatile_cache)
+		vc_log_info("%s: %s reports no volatile write cache: written-back data is taken as durable at completion (no FLUSH is sent)",
+			    c->cdev->name, bdev->name);
 	*id = (u32)slot;
 	vc_cache_kick_cleaner(c);
 out:

@@ -364,7 +364,11 @@ static inline struct vc_set *vc_set_of_blk(struct vc_cache *c, u32 blk)
 void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 		void (*fn)(struct vc_md_waiter *w, int err));
 int vc_md_format(struct vc_cache *c);
-int vc_md_load(struct vc_cache *c, char *err, size_t errlen);
+int vc_md_load(struct vc_cache *c, const struct vc_sb *sb, bool salvage,
+	       char *err, size_t errlen);
+int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
+		  size_t errlen);
+int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen);
 int vc_md_write_sb(struct vc_cache *c, bool clean);
 int vc_md_write_dev(struct vc_cache *c, u32 id);
 int vc_md_write_all(struct vc_cache *c);

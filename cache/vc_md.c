@@ -384,12 +384,14 @@ int vc_md_write_sb(struct vc_cache *c, bool clean)
 	int err = -ENOMEM;
 
 	if (b && sb) {
+		/* alternate copies: the other one keeps the previous state */
 		c->sb_seq++;
 		sb_fill(c, sb, clean);
 		vc_buf_from_mem(b, 0, sb, sizeof(*sb));
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
 				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
-				 VC_SB_SECTOR, VC_SECTOR_SIZE, b);
+				 (c->sb_seq & 1) ? VC_SB2_SECTOR : VC_SB_SECTOR,
+				 VC_SECTOR_SIZE, b);
 		vc_stat_add(VC_STAT(c, md_writes), 1);
 		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
 	}
@@ -468,7 +470,10 @@ out:
 	return err;
 }
 
-/* Format: invalidate the old superblock, write records, devices, sb. */
+/*
+ * Format: invalidate both old superblock copies, write records, devices,
+ * then both superblock copies.
+ */
 int vc_md_format(struct vc_cache *c)
 {
 	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
@@ -479,6 +484,9 @@ int vc_md_format(struct vc_cache *c)
 		return -ENOMEM;
 	err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
 			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
+	if (!err)
+		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
+				 VC_SB2_SECTOR, VC_SECTOR_SIZE, z);
 	vc_buf_free(z);
 	if (err)
 		return err;
@@ -487,7 +495,32 @@ int vc_md_format(struct vc_cache *c)
 		err = vc_md_write_dev(c, i);
 	if (!err)
 		err = vc_md_write_sb(c, false);
+	if (!err)
+		err = vc_md_write_sb(c, false);
 	return err;
+}
+
+/*
+ * Can @cdev hold a cache?  Metadata is written in 512-byte sectors: a
+ * device with larger logical blocks cannot take them.  Larger physical
+ * blocks (512e) work, each record write being a read-modify-write.
+ */
+int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen)
+{
+	u32 lbs = cdev->logical_block_size ? cdev->logical_block_size : 512;
+	u32 pbs = cdev->physical_block_size ? cdev->physical_block_size : lbs;
+
+	if (lbs != VC_SECTOR_SIZE) {
+		if (err && errlen)
+			vc_snprintf(err, errlen,
+				    "%s has %u-byte logical blocks: the cache metadata needs 512-byte writes",
+				    cdev->name, lbs);
+		return -EINVAL;
+	}
+	if (pbs > lbs)
+		vc_log_warn("%s: %u-byte physical blocks: every metadata write is a read-modify-write",
+			    cdev->name, pbs);
+	return 0;
 }
 
 /* --------------------------------------------------------------- load */
@@ -544,9 +577,11 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 
 	if (vc_le64_to_cpu(sb.magic) != VC_SB_MAGIC)
 		return fail(err, errlen, -ENODATA, "no vcache metadata (bad magic)");
-	if (vc_le32_to_cpu(sb.version) != VC_FORMAT_VERSION)
-		return fail(err, errlen, -EOPNOTSUPP, "metadata version %u not supported (want %u)",
-		     vc_le32_to_cpu(sb.version), VC_FORMAT_VERSION);
+	if (vc_le32_to_cpu(sb.version) < VC_FORMAT_VERSION_MIN ||
+	    vc_le32_to_cpu(sb.version) > VC_FORMAT_VERSION)
+		return fail(err, errlen, -EOPNOTSUPP, "metadata version %u not supported (want %u..%u)",
+		     vc_le32_to_cpu(sb.version), VC_FORMAT_VERSION_MIN,
+		     VC_FORMAT_VERSION);
 	sb.crc = 0;
 	if (vc_crc32c(~0u, &sb, sizeof(sb)) != crc)
 		return fail(err, errlen, -EUCLEAN, "superblock checksum mismatch");
@@ -585,11 +620,78 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 	return 0;
 }
 
+/*
+ * Read both superblock copies and return in @sb the valid one with the
+ * highest seq.  If neither verifies, the reason (in @err) is the more
+ * telling of the two: a damaged copy rather than "no vcache metadata".
+ */
+int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
+		  size_t errlen)
+{
+	static const u64 where[2] = { VC_SB_SECTOR, VC_SB2_SECTOR };
+	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_sb cand;
+	char why[2][128];
+	int res[2], i, best = -1;
+
+	if (!b)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	for (i = 0; i < 2; i++) {
+		why[i][0] = 0;
+		res[i] = vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, where[i],
+				    VC_SECTOR_SIZE, b);
+		if (res[i]) {
+			vc_snprintf(why[i], sizeof(why[i]),
+				    "cannot read the superblock (sector %llu): error %d",
+				    (unsigned long long)where[i], res[i]);
+			continue;
+		}
+		vc_buf_to_mem(&cand, b, 0, sizeof(cand));
+		res[i] = vc_sb_check(&cand, cdev->nr_sectors, why[i],
+				     sizeof(why[i]));
+		if (res[i])
+			continue;
+		if (best < 0 ||
+		    vc_le64_to_cpu(cand.seq) > vc_le64_to_cpu(sb->seq)) {
+			*sb = cand;
+			best = i;
+		}
+	}
+	vc_buf_free(b);
+	if (best >= 0)
+		return 0;
+	i = (res[0] == -ENODATA && res[1] != -ENODATA) ? 1 : 0;
+	return fail(err, errlen, res[i], "%s", why[i]);
+}
+
 int vc_param_check(enum vc_param id, u64 v);
 
-static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
-		     size_t errlen)
+/* What a load found; salvage skips what does not verify and counts it. */
+struct load_ctx {
+	bool clean;		/* clean shutdown: clean records trusted */
+	bool salvage;
+	u64 bad_sectors;	/* record sectors skipped */
+	u64 bad_records;	/* records skipped */
+	u32 bad_devs;		/* device table entries dropped (mask) */
+	char *err;
+	size_t errlen;
+};
+
+/* A damaged piece: refuse (return @code) or, salvaging, count it (0). */
+static int damaged(struct load_ctx *lc, u64 *count, int code)
 {
+	if (!lc->salvage)
+		return code;
+	if (count)
+		(*count)++;
+	return 0;
+}
+
+static int load_devs(struct vc_cache *c, struct vc_buf *b,
+		     struct load_ctx *lc)
+{
+	char *err = lc->err;
+	size_t errlen = lc->errlen;
 	struct vc_dev_sector ds;
 	u32 i, j;
 	int e;
@@ -604,27 +706,35 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
 		vc_buf_to_mem(&ds, b, i * VC_SECTOR_SIZE, sizeof(ds));
 		crc = vc_le32_to_cpu(ds.crc);
 		ds.crc = 0;
+		e = 0;
+		fl = vc_le32_to_cpu(ds.flags);
 		if (vc_le32_to_cpu(ds.magic) != VC_DEV_MAGIC ||
 		    vc_crc32c(c->nonce, &ds, sizeof(ds)) != crc)
-			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad checksum", i);
-		if (vc_le32_to_cpu(ds.index) != VC_DEVTAB_SECTOR + i)
-			return fail(err, errlen, -EUCLEAN, "device table entry %u: misplaced", i);
-		fl = vc_le32_to_cpu(ds.flags);
-		if (fl & ~VC_DEVF_IN_USE)
-			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad flags", i);
-		for (j = 0; j < sizeof(ds.reserved); j++)
+			e = fail(err, errlen, -EUCLEAN, "device table entry %u: bad checksum", i);
+		else if (vc_le32_to_cpu(ds.index) != VC_DEVTAB_SECTOR + i)
+			e = fail(err, errlen, -EUCLEAN, "device table entry %u: misplaced", i);
+		else if (fl & ~VC_DEVF_IN_USE)
+			e = fail(err, errlen, -EUCLEAN, "device table entry %u: bad flags", i);
+		for (j = 0; !e && j < sizeof(ds.reserved); j++)
 			if (ds.reserved[j])
-				return fail(err, errlen, -EUCLEAN, "device table entry %u: reserved bytes", i);
-		if (!(fl & VC_DEVF_IN_USE))
-			continue;
-		if (vc_strnlen((const char *)ds.uuid, sizeof(ds.uuid)) ==
-		    sizeof(ds.uuid) || !ds.uuid[0])
-			return fail(err, errlen, -EUCLEAN, "device table entry %u: bad identity", i);
-		for (j = 0; j < i; j++)
+				e = fail(err, errlen, -EUCLEAN, "device table entry %u: reserved bytes", i);
+		if (!e && (fl & VC_DEVF_IN_USE) &&
+		    (vc_strnlen((const char *)ds.uuid, sizeof(ds.uuid)) ==
+		     sizeof(ds.uuid) || !ds.uuid[0]))
+			e = fail(err, errlen, -EUCLEAN, "device table entry %u: bad identity", i);
+		for (j = 0; !e && (fl & VC_DEVF_IN_USE) && j < i; j++)
 			if (c->bdev[j].in_use &&
 			    !vc_memcmp(c->bdev[j].uuid, ds.uuid, sizeof(ds.uuid)))
-				return fail(err, errlen, -EUCLEAN, "device table: entries %u and %u name the same device",
-				     j, i);
+				e = fail(err, errlen, -EUCLEAN, "device table: entries %u and %u name the same device",
+					 j, i);
+		if (e) {
+			if (!lc->salvage)
+				return e;
+			lc->bad_devs |= 1u << i;	/* unknown: its records go */
+			continue;
+		}
+		if (!(fl & VC_DEVF_IN_USE))
+			continue;
 		c->bdev[i].in_use = true;
 		c->bdev[i].nr_sectors = vc_le64_to_cpu(ds.nr_sectors);
 		vc_memcpy(c->bdev[i].uuid, ds.uuid, sizeof(ds.uuid));
@@ -632,9 +742,10 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b, char *err,
 	return 0;
 }
 
-static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
-		    char *err, size_t errlen)
+static int load_rec(struct vc_cache *c, u32 blk, u64 r, struct load_ctx *lc)
 {
+	char *err = lc->err;
+	size_t errlen = lc->errlen;
 	u64 lba, key, w;
 	u32 dev;
 	struct vc_set *s;
@@ -645,7 +756,7 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
 		return fail(err, errlen, -EUCLEAN, "block %u: unknown record flags", blk);
 	if (!(r & VC_REC_VALID))
 		return fail(err, errlen, -EUCLEAN, "block %u: record without valid flag", blk);
-	if (!clean && !(r & VC_REC_DIRTY))
+	if (!lc->clean && !(r & VC_REC_DIRTY))
 		return 0;	/* clean records are not trusted after a crash */
 	lba = r & VC_REC_BLOCK_MASK;
 	dev = (u32)((r >> VC_REC_DEV_SHIFT) & VC_REC_DEV_MASK);
@@ -673,90 +784,140 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, bool clean,
 	return 0;
 }
 
-/* Check one record sector (relative index @sidx) and load its records. */
+/*
+ * Check one record sector (relative index @sidx, NULL if unreadable) and
+ * load its records.
+ */
 static int load_rec_sector(struct vc_cache *c, u64 sidx,
-			   struct vc_rec_sector *rs, bool clean, char *err,
-			   size_t errlen)
+			   struct vc_rec_sector *rs, struct load_ctx *lc)
 {
 	u64 sector = c->md_start + sidx;
-	u32 crc = vc_le32_to_cpu(rs->crc), j;
+	u32 crc, j;
 	int e;
 
+	if (!rs)
+		return damaged(lc, &lc->bad_sectors, -EIO);
+	crc = vc_le32_to_cpu(rs->crc);
 	if (rec_crc(c, rs) != crc)
-		return fail(err, errlen, -EUCLEAN,
-			    "metadata sector %llu: bad checksum",
-			    (unsigned long long)sector);
+		return damaged(lc, &lc->bad_sectors,
+			       fail(lc->err, lc->errlen, -EUCLEAN,
+				    "metadata sector %llu: bad checksum",
+				    (unsigned long long)sector));
 	if (vc_le32_to_cpu(rs->index) != (u32)sector)
-		return fail(err, errlen, -EUCLEAN,
-			    "metadata sector %llu: misplaced",
-			    (unsigned long long)sector);
+		return damaged(lc, &lc->bad_sectors,
+			       fail(lc->err, lc->errlen, -EUCLEAN,
+				    "metadata sector %llu: misplaced",
+				    (unsigned long long)sector));
 	for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
 		u64 blk = sidx * VC_RECS_PER_SECTOR + j;
 		u64 r = vc_le64_to_cpu(rs->rec[j]);
 
 		if (blk >= c->nr_blocks) {
-			if (r)
-				return fail(err, errlen, -EUCLEAN,
-					    "metadata sector %llu: record beyond the last block",
-					    (unsigned long long)sector);
+			if (r && damaged(lc, &lc->bad_records,
+					 fail(lc->err, lc->errlen, -EUCLEAN,
+					      "metadata sector %llu: record beyond the last block",
+					      (unsigned long long)sector)))
+				return -EUCLEAN;
 			continue;
 		}
-		e = load_rec(c, (u32)blk, r, clean, err, errlen);
-		if (e)
+		e = load_rec(c, (u32)blk, r, lc);
+		if (e && damaged(lc, &lc->bad_records, e))
 			return e;
 	}
 	return 0;
 }
 
-/*
- * Second half of loading: the superblock was read and checked by the
- * caller, which set up geometry and allocated the map.
- */
-int vc_md_load(struct vc_cache *c, char *err, size_t errlen)
+/* Read @n record sectors from @idx into @b; salvaging, one by one. */
+static int read_rec_chunk(struct vc_cache *c, u64 idx, u32 n,
+			  struct vc_buf *b, struct vc_buf *one, u8 *bad,
+			  struct load_ctx *lc)
 {
-	struct vc_buf *b = vc_buf_alloc(MD_CHUNK * VC_SECTOR_SIZE, VC_GFP_KERNEL);
-	struct vc_rec_sector *rs = vc_malloc(sizeof(*rs), VC_GFP_KERNEL);
-	struct vc_sb sb;
-	u64 idx = 0;
-	bool clean;
+	u32 i;
 	int e;
 
-	if (!b || !rs) {
-		e = -ENOMEM;
-		if (err)
-			vc_snprintf(err, errlen, "out of memory");
+	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, c->md_start + idx,
+		       n * VC_SECTOR_SIZE, b);
+	if (!e || !lc->salvage) {
+		if (e)
+			fail(lc->err, lc->errlen, e,
+			     "cannot read metadata: error %d", e);
+		return e;
+	}
+	for (i = 0; i < n; i++) {
+		struct vc_rec_sector rs;
+
+		bad[i] = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META,
+				    c->md_start + idx + i, VC_SECTOR_SIZE,
+				    one) != 0;
+		vc_buf_to_mem(&rs, one, 0, sizeof(rs));
+		vc_buf_from_mem(b, i * VC_SECTOR_SIZE, &rs, sizeof(rs));
+	}
+	return 0;
+}
+
+/*
+ * Salvaged: rewrite every record sector and the dropped device-table
+ * entries from what was loaded, so the metadata verifies again.
+ */
+static int salvage_rewrite(struct vc_cache *c, struct load_ctx *lc)
+{
+	u32 i;
+	int e;
+
+	vc_log_err("%s: salvage: %llu record sectors and %llu records did not verify and were skipped, %u device table entries dropped: the dirty data they described is lost",
+		   c->cdev->name, (unsigned long long)lc->bad_sectors,
+		   (unsigned long long)lc->bad_records,
+		   (unsigned int)__builtin_popcount(lc->bad_devs));
+	vc_stat_add(VC_STAT(c, load_bad_sectors), lc->bad_sectors);
+	vc_stat_add(VC_STAT(c, load_bad_records), lc->bad_records);
+	e = vc_md_write_all(c);
+	for (i = 0; i < VC_MAX_BACKING && !e; i++)
+		if (lc->bad_devs & (1u << i))
+			e = vc_md_write_dev(c, i);
+	if (!e)
+		e = vc_sync_io(c->cdev, VC_DEV_FLUSH, 0, 0, 0, NULL);
+	return e;
+}
+
+/*
+ * Second half of loading: the superblock @sb was read and checked by the
+ * caller, which set up geometry and allocated the map.
+ */
+int vc_md_load(struct vc_cache *c, const struct vc_sb *sb, bool salvage,
+	       char *err, size_t errlen)
+{
+	struct vc_buf *b = vc_buf_alloc(MD_CHUNK * VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_buf *one = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	struct vc_rec_sector *rs = vc_malloc(sizeof(*rs), VC_GFP_KERNEL);
+	struct load_ctx lc = {
+		.clean = vc_le32_to_cpu(sb->clean) == VC_SB_CLEAN,
+		.salvage = salvage, .err = err, .errlen = errlen,
+	};
+	u8 bad[MD_CHUNK];
+	u64 idx = 0;
+	int e;
+
+	if (!b || !one || !rs) {
+		e = fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, VC_SB_SECTOR,
-		       VC_SECTOR_SIZE, b);
-	if (e)
-		goto out;
-	vc_buf_to_mem(&sb, b, 0, sizeof(sb));
-	clean = vc_le32_to_cpu(sb.clean) == VC_SB_CLEAN;
-	e = load_devs(c, b, err, errlen);
-	if (e)
-		goto out;
-	while (idx < c->md_sectors) {
+	e = load_devs(c, b, &lc);
+	while (!e && idx < c->md_sectors) {
 		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i;
 
-		e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META,
-			       c->md_start + idx, n * VC_SECTOR_SIZE, b);
-		if (e) {
-			if (err)
-				vc_snprintf(err, errlen,
-					    "cannot read metadata: error %d", e);
-			goto out;
-		}
+		vc_memset(bad, 0, sizeof(bad));
+		e = read_rec_chunk(c, idx, n, b, one, bad, &lc);
 		for (i = 0; i < n && !e; i++) {
 			vc_buf_to_mem(rs, b, i * VC_SECTOR_SIZE, sizeof(*rs));
-			e = load_rec_sector(c, idx + i, rs, clean, err, errlen);
+			e = load_rec_sector(c, idx + i, bad[i] ? NULL : rs, &lc);
 		}
-		if (e)
-			goto out;
 		idx += n;
 	}
+	if (!e && (lc.bad_sectors || lc.bad_records || lc.bad_devs))
+		e = salvage_rewrite(c, &lc);
 out:
 	vc_free(rs);
+	vc_buf_free(one);
 	vc_buf_free(b);
 	return e;
 }

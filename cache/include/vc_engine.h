@@ -101,9 +101,19 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
  * Load the cache on @cdev.  After a clean shutdown every block comes back;
  * after a crash exactly the dirty blocks come back (as dirty).  Corrupt or
  * foreign metadata is refused: -EUCLEAN (checksum, bounds, duplicates),
- * -ENODATA (no vcache metadata), -EOPNOTSUPP (unknown version); @err (if
- * not NULL) receives a one-line reason.  @flags: VC_CFG_NODATA allowed.
+ * -ENODATA (no vcache metadata), -EOPNOTSUPP (unknown version), -EINVAL
+ * (a cache device that cannot take 512-byte writes); @err (if not NULL)
+ * receives a one-line reason.  @flags: VC_CFG_NODATA, VC_LOAD_SALVAGE.
+ *
+ * VC_LOAD_SALVAGE: damaged record sectors (checksum, unreadable) and
+ * records that do not verify are skipped instead of refusing the cache:
+ * every record that verifies is loaded, the rest are counted
+ * (vc_stats.load_bad_sectors, load_bad_records) and logged, and their
+ * blocks are never served (their dirty data, if any, is lost).  A bad
+ * device-table entry makes its device unknown (its records are skipped).
+ * The superblock must still verify (one of its two copies).
  */
+#define VC_LOAD_SALVAGE	(1u << 1)
 int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 		  char *err, size_t errlen);
 
@@ -283,6 +293,8 @@ struct vc_stats {
 	u64 lost_blocks;			/* dirty data lost */
 	u64 lost_reads;				/* reads failed: data lost */
 	u64 lost_marked;			/* blocks whose reads fail now */
+	u64 load_bad_sectors;			/* skipped by a salvage load */
+	u64 load_bad_records;
 	u64 degradations;			/* mode lowered after errors */
 	u64 flash_bytes_written;		/* data + metadata */
 	u64 flash_bytes_read;

@@ -275,6 +275,13 @@ struct vc_dev {
 	const struct vc_dev_ops *ops;
 	void *priv;		/* for the device implementation */
 	u64 nr_sectors;		/* capacity */
+	u32 logical_block_size;	/* bytes, 0 = 512 */
+	u32 physical_block_size;	/* bytes, 0 = logical */
+	/*
+	 * The device reports no volatile write cache: the kernel sends it no
+	 * FLUSH, so its durability rests on that claim (logged at attach).
+	 */
+	bool no_volatile_cache;
 	char name[32];		/* for messages */
 };
 

@@ -10,7 +10,11 @@
  *
  * Layout (sectors of 512 bytes):
  *
- *   0                       superblock (struct vc_sb)
+ *   0, 17                   superblock (struct vc_sb), two copies: writes
+ *                           alternate between them (seq even: 0, odd: 17)
+ *                           and the loader takes the valid one with the
+ *                           highest seq, so a torn or unreadable
+ *                           superblock write leaves the previous one
  *   1 .. 16                 backing device table, one entry per sector
  *                           (struct vc_dev_sector), slot = backing dev id
  *   md_start .. +md_sectors block records (struct vc_rec_sector), 63 per
@@ -25,6 +29,12 @@
  * starts from the superblock's nonce (random at format time), so sectors
  * left over from an earlier format of the same device never validate.
  * Each sector also names its own index, so a misdirected write is caught.
+ *
+ * The cache device must take 512-byte writes (logical block size 512;
+ * 512e devices do a read-modify-write of their physical sector).
+ *
+ * Version 1 had one superblock copy (sector 0); it is still loaded, and
+ * rewritten as version 2 at the first superblock write.
  *
  * Crash consistency:
  *   - sb.clean == VC_SB_CLEAN only after a clean shutdown wrote every
@@ -58,9 +68,11 @@ static inline vc_le32 vc_cpu_to_le32(u32 v) { return v; }
 static inline vc_le64 vc_cpu_to_le64(u64 v) { return v; }
 
 #define VC_SB_MAGIC		0x444d454843414356ULL	/* "VCACHEMD" */
-#define VC_FORMAT_VERSION	1
+#define VC_FORMAT_VERSION	2
+#define VC_FORMAT_VERSION_MIN	1	/* oldest version still loaded */
 #define VC_SB_CLEAN		0x4e41454cu		/* "LEAN" */
 #define VC_SB_SECTOR		0
+#define VC_SB2_SECTOR		17			/* second copy */
 #define VC_DEVTAB_SECTOR	1
 #define VC_DEVTAB_SECTORS	16			/* = VC_MAX_BACKING */
 #define VC_MD_START		24

@@ -374,5 +374,8 @@ void vc_linux_dev_init(struct vc_linux_dev *ld, struct block_device *bdev,
 	ld->dev.ops = &linux_dev_ops;
 	ld->dev.priv = ld;
 	ld->dev.nr_sectors = bdev_nr_sectors(bdev);
+	ld->dev.logical_block_size = bdev_logical_block_size(bdev);
+	ld->dev.physical_block_size = bdev_physical_block_size(bdev);
+	ld->dev.no_volatile_cache = !bdev_write_cache(bdev);
 	strscpy(ld->dev.name, name, sizeof(ld->dev.name));
 }

@@ -108,6 +108,9 @@ void fuzz_fix_crcs(u8 *img, u64 nsect, bool clean)
 	if (clean)
 		sb->clean = vc_cpu_to_le32(VC_SB_CLEAN);
 	put_crc(img, __builtin_offsetof(struct vc_sb, crc), ~0u);
+	/* the second copy, whatever it holds: its fields get checked */
+	put_crc(img + VC_SB2_SECTOR * 512, __builtin_offsetof(struct vc_sb, crc),
+		~0u);
 	for (s = VC_DEVTAB_SECTOR; s < VC_DEVTAB_SECTOR + VC_DEVTAB_SECTORS;
 	     s++) {
 		struct vc_dev_sector *ds = (void *)(img + s * 512);
@@ -201,7 +204,9 @@ int fuzz_one(const u8 *data, size_t size)
 			    (u32)vc_min_u64(sizeof(buf),
 					    (FUZZ_CACHE_SECTORS - (u64)i) * 512));
 	err[0] = 0;
-	ret = vc_cache_load(simdev_dev(cdev), 0, &c, err, sizeof(err));
+	ret = vc_cache_load(simdev_dev(cdev),
+			    (flags & 16) ? VC_LOAD_SALVAGE : 0, &c, err,
+			    sizeof(err));
 	if (ret) {
 		if (ret != -EUCLEAN && ret != -ENODATA && ret != -EOPNOTSUPP &&
 		    ret != -EINVAL) {

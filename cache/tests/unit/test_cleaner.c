@@ -237,6 +237,14 @@ static void q_setup(struct tenv *t, struct qdev *q, struct vc_cache_config *cfg)
 	assert_int_equal(vc_cache_attach(t->c, &q->dev, "q0", &t->dev), 0);
 }
 
+/* Shut down with the queued device still attached: pump it meanwhile. */
+static void q_teardown(struct tenv *t, struct qdev *q)
+{
+	vc_posix_set_pump(q_pump, q);
+	t_teardown(t);
+	vc_posix_set_pump(NULL, NULL);
+}
+
 static int progress_calls;
 static int progress_stop_at;
 
@@ -306,8 +314,7 @@ static void test_inflight_limit_and_flush(void **st)
 	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
 	while (q.n)
 		q_pump(&q);
-	vc_posix_set_pump(NULL, NULL);
-	t_teardown(&t);
+	q_teardown(&t, &q);
 }
 
 static int bg_result = 99;
@@ -355,7 +362,7 @@ static void test_background_flush(void **st)
 	assert_int_equal(bg_result, -EINTR);
 	while (q.n)
 		q_pump(&q);
-	t_teardown(&t);
+	q_teardown(&t, &q);
 }
 
 static void test_per_device_flush_and_detach(void **st)

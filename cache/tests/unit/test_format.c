@@ -235,6 +235,13 @@ static void wr_sector(u64 s, const void *buf)
 	vc_memdev_poke(ct.cm, s, buf, 512);
 }
 
+/* Both superblock copies. */
+static void wr_sb(const struct vc_sb *sb)
+{
+	wr_sector(VC_SB_SECTOR, sb);
+	wr_sector(VC_SB2_SECTOR, sb);
+}
+
 static u32 nonce(void)
 {
 	struct vc_sb sb;
@@ -257,7 +264,7 @@ static void fix_sb_crc(struct vc_sb *sb)
 
 static void test_refuse_corrupt(void **st)
 {
-	struct vc_sb sb, orig;
+	struct vc_sb sb, orig, orig2;
 	struct vc_rec_sector rs, rs0;
 	char err[160];
 	u32 i, j;
@@ -266,42 +273,44 @@ static void test_refuse_corrupt(void **st)
 	(void)st;
 	corrupt_setup();
 	assert_int_equal(load_err(err, sizeof(err)), 0);
-	rd_sector(0, &orig);
+	rd_sector(VC_SB_SECTOR, &orig);
+	rd_sector(VC_SB2_SECTOR, &orig2);
 
 	/* not a vcache device */
 	memset(&sb, 0, sizeof(sb));
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -ENODATA);
 	assert_non_null(strstr(err, "magic"));
 	/* future version */
 	sb = orig;
 	sb.version = 99;
 	fix_sb_crc(&sb);
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EOPNOTSUPP);
 	/* bit flip */
 	sb = orig;
 	sb.nr_blocks ^= 4;
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
 	assert_non_null(strstr(err, "checksum"));
 	/* consistent checksum, impossible geometry */
 	sb = orig;
 	sb.nr_blocks = 1ULL << 40;
 	fix_sb_crc(&sb);
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
 	sb = orig;
 	sb.block_size = 3000;
 	fix_sb_crc(&sb);
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
 	sb = orig;
 	sb.params[VC_P_WB_MAX_INFLIGHT] = 0;
 	fix_sb_crc(&sb);
-	wr_sector(0, &sb);
+	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
-	wr_sector(0, &orig);
+	wr_sector(VC_SB_SECTOR, &orig);
+	wr_sector(VC_SB2_SECTOR, &orig2);
 	assert_int_equal(load_err(err, sizeof(err)), 0);
 
 	/* record sector: flipped bit */
@@ -398,6 +407,137 @@ static void test_reformat_forgets(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * Two superblock copies (format version 2): one damaged copy is not a
+ * refusal, and a torn write of the newest (the clean flag of a clean
+ * shutdown) falls back to the previous one: recovery as after a crash.
+ */
+static void test_superblock_copies(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct vc_sb a, b, junk;
+	struct vc_stats s;
+	char err[160];
+
+	(void)st;
+	t_setup(&ct, 256, 4096, false, &cfg);
+	fill_some(&ct);
+	assert_int_equal(vc_cache_shutdown(ct.c, 0), 0);	/* clean */
+	ct.c = NULL;
+	rd_sector(VC_SB_SECTOR, &a);
+	rd_sector(VC_SB2_SECTOR, &b);
+	assert_int_equal(a.version, VC_FORMAT_VERSION);
+	assert_int_equal(b.version, VC_FORMAT_VERSION);
+	assert_true(a.seq != b.seq);
+	memset(&junk, 0x5a, sizeof(junk));
+	/* either copy alone is enough (a load writes a copy: restore) */
+	wr_sector(VC_SB_SECTOR, &junk);
+	assert_int_equal(load_err(err, sizeof(err)), 0);
+	wr_sector(VC_SB_SECTOR, &a);
+	wr_sector(VC_SB2_SECTOR, &junk);
+	assert_int_equal(load_err(err, sizeof(err)), 0);
+	/* both damaged: refused, with the damage named */
+	wr_sector(VC_SB_SECTOR, &junk);
+	wr_sector(VC_SB2_SECTOR, &junk);
+	assert_int_equal(load_err(err, sizeof(err)), -ENODATA);
+	junk = a;
+	junk.nr_blocks ^= 1;
+	wr_sector(VC_SB2_SECTOR, &junk);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	print_message("  both copies damaged: %s\n", err);
+	assert_non_null(strstr(err, "checksum"));
+	memset(&junk, 0x5a, sizeof(junk));
+	wr_sector(VC_SB_SECTOR, &a);
+	wr_sector(VC_SB2_SECTOR, &b);
+	/* the newest copy (written by the clean shutdown) torn */
+	wr_sector(a.seq > b.seq ? VC_SB_SECTOR : VC_SB2_SECTOR, &junk);
+	assert_int_equal(t_reload(&ct), 0);
+	s = t_stats(&ct);
+	print_message("  newest superblock torn: %llu valid, %llu dirty blocks back\n",
+		      (unsigned long long)s.valid_blocks,
+		      (unsigned long long)s.dirty_blocks);
+	assert_int_equal(s.dirty_blocks, 40);
+	assert_int_equal(s.valid_blocks, 40);	/* clean records not trusted */
+	t_teardown(&ct);
+}
+
+/*
+ * A damaged record sector refuses the whole cache; VC_LOAD_SALVAGE loads
+ * every record that verifies, counts what it skipped and rewrites the
+ * metadata, so the next plain load works.
+ */
+static void test_salvage(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct vc_rec_sector rs;
+	struct vc_stats s;
+	char err[160];
+	u64 mds, lost = 0;
+	u32 i;
+
+	(void)st;
+	t_setup(&ct, 256, 4096, false, &cfg);
+	fill_some(&ct);
+	t_crash(&ct);
+	/* damage the first record sector holding dirty records */
+	for (mds = VC_MD_START; mds < VC_MD_START + 5; mds++) {
+		rd_sector(mds, &rs);
+		for (i = 0, lost = 0; i < VC_RECS_PER_SECTOR; i++)
+			lost += (rs.rec[i] & VC_REC_DIRTY) != 0;
+		if (lost)
+			break;
+	}
+	assert_true(lost > 0);
+	rs.rec[0] ^= 1ULL << 30;
+	wr_sector(mds, &rs);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_int_equal(vc_cache_load(vc_memdev_dev(ct.cm), VC_LOAD_SALVAGE,
+				       &ct.c, err, sizeof(err)), 0);
+	s = t_stats(&ct);
+	print_message("  salvage: %llu bad sectors, %llu bad records, %llu of 40 dirty blocks back (%llu in the bad sector)\n",
+		      (unsigned long long)s.load_bad_sectors,
+		      (unsigned long long)s.load_bad_records,
+		      (unsigned long long)s.dirty_blocks,
+		      (unsigned long long)lost);
+	assert_int_equal(s.load_bad_sectors, 1);
+	assert_int_equal(s.dirty_blocks, 40 - lost);
+	assert_int_equal(vc_cache_attach(ct.c, vc_memdev_dev(ct.bm), "hdd0",
+					 &ct.dev), 0);
+	t_crash(&ct);
+	/* the metadata verifies again */
+	assert_int_equal(t_reload(&ct), 0);
+	s = t_stats(&ct);
+	assert_int_equal(s.dirty_blocks, 40 - lost);
+	assert_int_equal(s.load_bad_sectors, 0);
+	t_teardown(&ct);
+}
+
+/* A cache device with 4096-byte logical blocks cannot take our metadata. */
+static void test_4kn_cache_device(void **st)
+{
+	struct vc_cache_config cfg;
+	struct vc_memdev *m = vc_memdev_create("flash4k", 8192, false);
+	struct vc_cache *c = NULL;
+	char err[160];
+
+	(void)st;
+	t_init();
+	assert_non_null(m);
+	vc_cache_config_default(&cfg);
+	vc_memdev_dev(m)->logical_block_size = 4096;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), -EINVAL);
+	assert_int_equal(vc_cache_load(vc_memdev_dev(m), 0, &c, err,
+				       sizeof(err)), -EINVAL);
+	print_message("  load: %s\n", err);
+	assert_non_null(strstr(err, "512-byte"));
+	/* 512e works */
+	vc_memdev_dev(m)->logical_block_size = 512;
+	vc_memdev_dev(m)->physical_block_size = 4096;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(m), &cfg, &c), 0);
+	assert_int_equal(vc_cache_shutdown(c, 0), 0);
+	vc_memdev_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +549,9 @@ int main(void)
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_refuse_corrupt),
 		cmocka_unit_test(test_reformat_forgets),
+		cmocka_unit_test(test_superblock_copies),
+		cmocka_unit_test(test_salvage),
+		cmocka_unit_test(test_4kn_cache_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
