@@ -655,7 +655,7 @@ void vc_cleaner_free(struct vc_cache *c)
 
 /* ------------------------------------------------------ flush on demand */
 static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
-		       void *arg, u64 *seq)
+		       void *arg, bool background, u64 *seq)
 {
 	u64 marked = 0, absent = 0;
 	u32 si;
@@ -675,6 +675,7 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 	c->flush_result = 0;
 	c->flush_done = done;
 	c->flush_done_arg = arg;
+	c->flush_background = background;
 	/* a large bias keeps the count positive while marking */
 	vc_atomic64_set(&c->flush_remaining, 1LL << 62);
 	vc_spin_unlock(&c->clean_lock);
@@ -769,7 +770,9 @@ static void flush_cancel_seq(struct vc_cache *c, u64 seq)
 	void *arg = NULL;
 
 	vc_spin_lock(&c->clean_lock);
-	if (c->flush_active && (!seq || c->flush_seq == seq)) {
+	/* @seq 0: the background flush only, never a caller's blocking one */
+	if (c->flush_active &&
+	    (seq ? c->flush_seq == seq : c->flush_background)) {
 		c->flush_active = false;
 		c->flush_last_result = -EINTR;
 		c->flush_results[c->flush_seq % 8] = -EINTR;
@@ -794,7 +797,7 @@ int vc_cache_flush_start(struct vc_cache *c, u32 dev_id,
 {
 	u64 seq;
 
-	return flush_begin(c, dev_id, done, arg, &seq);
+	return flush_begin(c, dev_id, done, arg, true, &seq);
 }
 
 /*
@@ -809,7 +812,7 @@ int vc_cache_flush(struct vc_cache *c, u32 dev_id,
 	int err;
 
 	for (;;) {
-		err = flush_begin(c, dev_id, NULL, NULL, &fw.seq);
+		err = flush_begin(c, dev_id, NULL, NULL, false, &fw.seq);
 		if (err != -EBUSY)
 			break;
 		err = vc_waitq_wait(&c->flush_wq, flush_idle, c, true, 0);

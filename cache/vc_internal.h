@@ -277,6 +277,7 @@ struct vc_cache {
 
 	/* flush on demand */
 	bool flush_active;
+	bool flush_background;	/* started by vc_cache_flush_start() */
 	u32 flush_dev;
 	u64 flush_target;
 	vc_atomic64_t flush_remaining;

@@ -20,10 +20,24 @@
  *     not "everything valid" as after a dm-cache crash.
  *
  *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
- *         [--cut-mode drop|random|torn|keep] [--queued] [--block-size B] [-v]
+ *         [--cut-mode drop|random|torn|keep] [--queued] [--block-size B]
+ *         [--cut-at meta|write|completion] [--errors none|single|repeated|enomem]
+ *         [-v]
  *
  * --queued: devices complete in a seeded random order, so several writes
- * (data, records, cleaning) are in flight when the power goes.
+ * (data, records, cleaning) are in flight when the power goes; those land
+ * or not, in any order, by the cut mode.
+ * --cut-at: what K counts: metadata writes (default), every write (data
+ * and metadata, cache and backing devices), or every I/O completion (the
+ * I/O took effect, the power goes before the engine hears of it).
+ * --errors: the armed phase also meets device errors: one cache write
+ * failing (its index varies with K), 2% of cache writes failing, or I/O-path
+ * allocations failing now and then (ENOMEM).  Failed host writes may leave
+ * either data; everything acknowledged is still checked.
+ *
+ * Each scenario reports its cut points, failures, refused loads, the range
+ * of dirty blocks recovered and the number of distinct media states the
+ * cuts left (hash of every device's durable image).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -36,6 +50,13 @@ enum scen {
 	S_WORKLOAD, S_WORKLOAD_CLEAN, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
 	S_SHUTDOWN, S_NR
 };
+
+enum cut_at { CUT_META, CUT_WRITE, CUT_COMPLETION };
+static const char *const cut_at_name[] = { "meta", "write", "completion" };
+
+enum err_mode { ERR_NONE, ERR_SINGLE, ERR_REPEATED, ERR_ENOMEM };
+static const char *const err_name[] = { "none", "single", "repeated",
+					"enomem" };
 
 static const char *const scen_name[S_NR] = {
 	"workload", "workload-clean", "create", "attach", "mode-switch", "mode-pt-busy",
@@ -52,6 +73,8 @@ struct opts {
 	bool queued;		/* devices complete in seeded random order */
 	u32 block_size;
 	u64 only_k;		/* one cut point, 0 = all */
+	enum cut_at cut_at;
+	enum err_mode errors;
 };
 
 struct result {
@@ -60,6 +83,7 @@ struct result {
 	int load_err;
 	u64 failures;
 	u64 dirty_loaded, dirty_lo, dirty_hi;
+	u64 state;		/* hash of the durable images after the cut */
 };
 
 /* Figures. */
@@ -100,6 +124,14 @@ static bool is_cut(struct harness *h)
 
 /* Denied submitter of the workload-clean scenario (0: none). */
 static s32 bypass_pid;
+/* Errors are being injected in the armed phase: failures are allowed. */
+static enum err_mode injecting;
+
+/* Errors may explain a failure: the power is cut, or errors are on. */
+static bool excused(struct harness *h)
+{
+	return is_cut(h) || injecting != ERR_NONE;
+}
 
 /* Host op from @pid; errors are expected once the power is gone. */
 static void hop_pid(struct harness *h, struct track *t, int d, int op,
@@ -114,9 +146,12 @@ static void hop_pid(struct harness *h, struct track *t, int d, int op,
 	io->hio.pid = pid;
 	io->hio.tgid = pid;
 	io->tolerate_err = true;
+	if (injecting == ERR_ENOMEM && !h_rand_below(h, 6))
+		vc_posix_fail_io_allocs(1 + h_rand_below(h, 2));
 	h_submit(h, io);
 	h_wait(h, io);
-	if (io->err && !is_cut(h))
+	vc_posix_fail_io_allocs(0);
+	if (io->err && !excused(h))
 		h_fail(h, "host op %d dev %d sector %llu failed (%d) with power on",
 		       op, d, (unsigned long long)sector, io->err);
 	h_io_free(io);
@@ -245,8 +280,64 @@ static void drive_until_clean(struct harness *h, struct track *t, bool busy)
 	}
 }
 
+/* What K counts, so far in this run. */
+static u64 counted(struct harness *h, enum cut_at a)
+{
+	if (a == CUT_COMPLETION)
+		return simdev_power_completions(h->pw);
+	return simdev_power_writes(h->pw, a == CUT_META);
+}
+
+/* Arm the armed phase's device errors (they vary with the cut point). */
+static void inject(struct harness *h, const struct opts *o, u64 k)
+{
+	injecting = o->errors;
+	switch (o->errors) {
+	case ERR_SINGLE:
+		simdev_error_at_write(h->csd, 1 + (k * 7 + o->seed) % 23, false,
+				      -EIO);
+		break;
+	case ERR_REPEATED:
+		simdev_error_random(h->csd, SIMDEV_OP_WRITE, 20000, -EIO);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Hash of every device's durable image: the state a cut left. */
+static u64 media_hash(struct harness *h)
+{
+	u8 sec[H_SECT];
+	u64 x = 0xcbf29ce484222325ULL, i, n;
+	u32 d, j;
+
+	for (d = 0; d <= h->o.ndev; d++) {
+		struct simdev *sd = d < h->o.ndev ? h->dev[d].sd : h->csd;
+
+		n = simdev_dev(sd)->nr_sectors;
+		for (i = 0; i < n; i++) {
+			simdev_peek_durable(sd, i, sec, H_SECT);
+			for (j = 0; j < H_SECT; j += 8) {
+				u64 w;
+
+				memcpy(&w, sec + j, 8);
+				x = (x ^ w) * 0x100000001b3ULL;
+			}
+		}
+	}
+	return x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Run scenario @s, cutting at metadata write @k of the armed phase
+ * Run scenario @s, cutting at write (or completion) @k of the armed phase
  * (0: never).  Fills @res.
  */
 static void run(const struct opts *o, int s, u64 k, struct result *res)
@@ -293,8 +384,12 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	before_op(h, &t, 0);
 	if (h->c)
 		vc_cache_get_stats(h->c, &st0);
-	base = simdev_power_writes(h->pw, true);
-	simdev_power_cut_at(h->pw, k, true);
+	base = counted(h, o->cut_at);
+	if (o->cut_at == CUT_COMPLETION)
+		simdev_power_cut_at_completion(h->pw, k);
+	else
+		simdev_power_cut_at(h->pw, k, o->cut_at == CUT_META);
+	inject(h, o, k);
 
 	switch (s) {
 	case S_WORKLOAD:
@@ -315,32 +410,32 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		break;
 	case S_CREATE:
 		ret = h_create(h);
-		if (ret && !is_cut(h))
+		if (ret && !excused(h))
 			h_fail(h, "create: %d", ret);
-		if (!ret && !is_cut(h))
+		if (!ret && !excused(h))
 			workload(h, &t, 10);
 		break;
 	case S_ATTACH:
 		ret = h_attach(h, 1);
-		if (ret && !is_cut(h))
+		if (ret && !excused(h))
 			h_fail(h, "attach: %d", ret);
 		break;
 	case S_MODE:
 	case S_MODE_PT:
 		vc_cache_set_mode(h->c, s == S_MODE ? VC_MODE_WT : VC_MODE_PT);
 		drive_until_clean(h, &t, s == S_MODE_PT);
-		if (!is_cut(h) && dirty_now(h))
+		if (!excused(h) && dirty_now(h))
 			h_fail(h, "after leaving write-back: still %llu dirty",
 			       (unsigned long long)dirty_now(h));
 		break;
 	case S_FLUSH:
 		ret = vc_cache_flush(h->c, VC_DEV_ID_ALL, NULL, NULL);
-		if (ret && !is_cut(h))
+		if (ret && !excused(h))
 			h_fail(h, "flush on demand: %d", ret);
 		break;
 	case S_DETACH:
 		ret = vc_cache_detach(h->c, h->dev[0].id, 0);
-		if (ret && !is_cut(h))
+		if (ret && !excused(h))
 			h_fail(h, "detach: %d", ret);
 		/* once detached, the data must be home */
 		if (!ret)
@@ -350,12 +445,15 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		ret = vc_cache_shutdown(h->c, 0);
 		h->c = NULL;
 		freed = true;
-		if (ret && !is_cut(h))
+		if (ret && !excused(h))
 			h_fail(h, "shutdown: %d", ret);
 		break;
 	}
-	res->meta_writes = simdev_power_writes(h->pw, true) - base;
+	res->meta_writes = counted(h, o->cut_at) - base;
 	res->cut = is_cut(h);
+	injecting = ERR_NONE;
+	simdev_error_clear(h->csd);
+	vc_posix_fail_io_allocs(0);
 	if (h->failures)
 		goto out;
 	/* No cut reached: cut now, after the operation completed. */
@@ -368,6 +466,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		h->c = NULL;
 	}
 	simdev_power_restore(h->pw);
+	res->state = media_hash(h);
 	for (d = 0; d < (int)h->o.ndev; d++)
 		lo += h_blocks_only_in_cache(h, d);
 	ret = h_load(h, err, sizeof(err));
@@ -421,7 +520,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
 		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
-		"             [--block-size B] [-v]\n");
+		"             [--block-size B] [--cut-at meta|write|completion]\n"
+		"             [--errors none|single|repeated|enomem] [-v]\n");
 	exit(2);
 }
 
@@ -432,6 +532,7 @@ int main(int argc, char **argv)
 		{ "max-k", 1, NULL, 'm' }, { "seed", 1, NULL, 's' },
 		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' },
 		{ "queued", 0, NULL, 'q' }, { "block-size", 1, NULL, 'b' }, { "verbose", 0, NULL, 'v' },
+		{ "cut-at", 1, NULL, 'a' }, { "errors", 1, NULL, 'e' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
@@ -440,8 +541,24 @@ int main(int argc, char **argv)
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:v", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'a':
+			for (s = 0; s < 3; s++)
+				if (!strcmp(optarg, cut_at_name[s]))
+					break;
+			if (s == 3)
+				usage();
+			o.cut_at = (enum cut_at)s;
+			break;
+		case 'e':
+			for (s = 0; s < 4; s++)
+				if (!strcmp(optarg, err_name[s]))
+					break;
+			if (s == 4)
+				usage();
+			o.errors = (enum err_mode)s;
+			break;
 		case 'S':
 			if (!strcmp(optarg, "all"))
 				break;
@@ -479,12 +596,13 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	printf("crash: seed %llu stride %llu cut-mode %d block %u%s\n",
+	printf("crash: seed %llu stride %llu cut-mode %d block %u%s, cut at every %s, errors %s\n",
 	       (unsigned long long)o.seed, (unsigned long long)o.stride,
-	       o.cut_mode, o.block_size, o.queued ? " queued" : "");
+	       o.cut_mode, o.block_size, o.queued ? " queued" : "",
+	       cut_at_name[o.cut_at], err_name[o.errors]);
 	for (s = 0; s < S_NR; s++) {
-		u64 k, n, points = 0, fails = 0, loads_refused = 0;
-		u64 dmin = ~0ULL, dmax = 0;
+		u64 k, n, points = 0, fails = 0, loads_refused = 0, states = 0;
+		u64 dmin = ~0ULL, dmax = 0, *hashes;
 
 		if (o.only >= 0 && s != o.only)
 			continue;
@@ -498,10 +616,14 @@ int main(int argc, char **argv)
 		n = dry.meta_writes;
 		if (o.max_k && n > o.max_k)
 			n = o.max_k;
+		hashes = calloc(n / o.stride + 2, sizeof(*hashes));
+		if (!hashes)
+			abort();
 		for (k = 1; k <= n; k += o.stride) {
 			if (o.only_k && k != o.only_k)
 				continue;
 			run(&o, s, k, &res);
+			hashes[points] = res.state;
 			points++;
 			if (res.load_err)
 				loads_refused++;
@@ -512,22 +634,30 @@ int main(int argc, char **argv)
 			if (res.failures) {
 				fails++;
 				if (fails <= 3)
-					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u%s)\n",
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u --cut-at %s --errors %s%s)\n",
 					       scen_name[s],
 					       (unsigned long long)k,
 					       scen_name[s],
 					       (unsigned long long)k,
 					       (unsigned long long)o.seed,
 					       o.cut_mode, o.block_size,
+					       cut_at_name[o.cut_at],
+					       err_name[o.errors],
 					       o.queued ? " --queued" : "");
 			}
 		}
-		printf("crash: %-16s %4llu metadata writes, %4llu cut points, %llu failed, %llu loads refused, dirty after reload %llu..%llu\n",
+		qsort(hashes, points, sizeof(*hashes), cmp_u64);
+		for (k = 0; k < points; k++)
+			states += !k || hashes[k] != hashes[k - 1];
+		free(hashes);
+		printf("crash: %-16s %5llu %s, %4llu cut points, %llu failed, %llu loads refused, dirty after reload %llu..%llu, %llu media states\n",
 		       scen_name[s], (unsigned long long)dry.meta_writes,
+		       o.cut_at == CUT_META ? "metadata writes" :
+		       o.cut_at == CUT_WRITE ? "writes" : "completions",
 		       (unsigned long long)points, (unsigned long long)fails,
 		       (unsigned long long)loads_refused,
 		       (unsigned long long)(points ? dmin : 0),
-		       (unsigned long long)dmax);
+		       (unsigned long long)dmax, (unsigned long long)states);
 		fflush(stdout);
 		total_points += points;
 		total_failures += fails;

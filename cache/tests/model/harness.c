@@ -231,6 +231,7 @@ int h_init(struct harness *h, const struct h_opts *o)
 		sc.name = name;
 		sc.nr_sectors = o->backing_sectors;
 		sc.volatile_cache = o->volatile_backing;
+		sc.ignore_flush = o->backing_ignores_flush;
 		sc.seed = o->seed * 7 + i;
 		hd->sd = simdev_new(&sc);
 		if (!hd->sd)

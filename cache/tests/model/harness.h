@@ -57,6 +57,7 @@ struct h_opts {
 	enum simdev_completion completion;
 	enum simdev_cut_mode cut_mode;
 	bool volatile_backing;
+	bool backing_ignores_flush;	/* a lying disk (documented loss) */
 	int verbose;
 };
 

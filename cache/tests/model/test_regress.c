@@ -804,6 +804,60 @@ static void test_lost_block_reads_fail_until_overwritten(void **st)
 	free_h(h);
 }
 
+/*
+ * Documented behaviour, not a bug (cache/API.md): the backing device must
+ * honour FLUSH.  Behind a disk that acknowledges FLUSH without making
+ * anything durable, data the cleaner wrote back (then recorded clean) is
+ * lost at a power cut, as it would be without vcache.  This test shows the
+ * loss happens through that disk and only through it: the same steps with
+ * an honest disk keep the data.
+ */
+static void test_backing_that_ignores_flush(void **st)
+{
+	int liar;
+
+	(void)st;
+	for (liar = 0; liar < 2; liar++) {
+		struct harness *h = calloc(1, sizeof(*h));
+		struct h_opts o = {
+			.seed = 7, .ndev = 1, .backing_sectors = 2048,
+			.cache_sectors = 2048, .block_size = 4096,
+			.completion = SIMDEV_COMPLETE_INLINE,
+			.cut_mode = SIMDEV_CUT_DROP_ALL,
+			.volatile_backing = true,
+			.backing_ignores_flush = liar,
+		};
+		char err[128];
+		u64 before;
+
+		assert_non_null(h);
+		assert_int_equal(h_init(h, &o), 0);
+		h->cfg.mode = VC_MODE_WB;
+		assert_int_equal(h_create(h), 0);
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096), 0);
+		/* written back, FLUSHed, recorded clean */
+		assert_int_equal(vc_cache_flush(h->c, VC_DEV_ID_ALL, NULL, NULL),
+				 0);
+		before = h->failures;
+		simdev_power_cut(h->pw);
+		vc_cache_abandon(h->c);
+		h->c = NULL;
+		simdev_power_restore(h->pw);
+		assert_int_equal(h_load(h, err, sizeof(err)), 0);
+		h_verify_after_crash(h);
+		print_message("  backing %s FLUSH: %llu sectors of an acknowledged FUA write lost\n",
+			      liar ? "ignores" : "honours",
+			      (unsigned long long)(h->failures - before));
+		if (liar)
+			assert_true(h->failures > before);
+		else
+			assert_int_equal(h->failures, 0);
+		h->failures = 0;
+		h_fini(h);
+		free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -823,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_enomem_does_not_degrade),
 		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
 		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
+		cmocka_unit_test(test_backing_that_ignores_flush),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,

@@ -17,7 +17,9 @@
 #   proofs-unit       cmocka tests of vc_seq, vc_pidlist, simdev
 #   model-check       model-based runs (CI sizes; MODEL_OPS=, MODEL_SEED=)
 #   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
-#   crash-check       cut at every metadata write of every scenario
+#   crash-check       cut at every metadata write of every scenario, and
+#                     (strided) at every write / completion, with errors
+#   crash-long        every write and completion, every error mode
 #   fuzz-smoke        libFuzzer on the loader for FUZZ_SECONDS (30)
 #   stress-check      stress under TSan and under ASan+UBSan (STRESS_OPS=)
 #   proofs-all        build every binary, run nothing
@@ -162,7 +164,7 @@ PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
 	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/asan/crash $(PB)/tsan/stress \
 	$(PB)/asan/stress
 
-.PHONY: proofs-all proofs-check proofs-unit model-check model-long \
+.PHONY: proofs-all proofs-check proofs-unit model-check model-long crash-long \
 	crash-check fuzz-smoke stress-check proofs-clean proofs-results-reset
 
 proofs-all: $(PROOFS_BINS)
@@ -206,6 +208,19 @@ crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-queued,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 4)
 	$(call prun,crash-16k,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode random --queued --block-size 16384 --seed 6)
 	$(call prun,crash-asan,$(PB)/asan/crash --stride 5 --cut-mode torn --queued --seed 7)
+	$(call prun,crash-every-write-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors single --cut-mode torn --queued --seed 8)
+	$(call prun,crash-every-completion-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --errors single --cut-mode torn --queued --seed 9)
+	$(call prun,crash-repeated-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors repeated --cut-mode random --queued --seed 10)
+	$(call prun,crash-enomem,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors enomem --cut-mode torn --queued --seed 11)
+	$(call prun,crash-every-completion,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --cut-mode torn --seed 5)
+
+# Every cut point of every kind, with and without errors (~10-20 min).
+crash-long: $(U)/crash
+	$(U)/crash --stride 1 --cut-at write --cut-mode torn --queued --seed 21
+	$(U)/crash --stride 1 --cut-at completion --cut-mode torn --queued --seed 22
+	$(U)/crash --stride 1 --cut-at write --errors single --cut-mode torn --queued --seed 23
+	$(U)/crash --stride 1 --cut-at completion --errors repeated --cut-mode random --queued --seed 24
+	$(U)/crash --stride 1 --cut-at write --errors enomem --cut-mode torn --queued --seed 25
 
 FUZZ_CORPUS := $(PB)/fuzz-corpus
 FUZZ_WORK := $(PB)/fuzz-work

@@ -17,6 +17,18 @@
 
 #define SECT	512u
 #define MAX_RULES 32
+#define HIST_MAX 16		/* unflushed versions kept per sector */
+
+/* An unflushed version of a sector: any of them may survive a cut. */
+struct ver {
+	u64 seq;		/* write completion stamp */
+	u8 data[SECT];
+};
+
+struct hist {
+	u32 n, cap;
+	struct ver *v;		/* oldest first */
+};
 
 struct pending {
 	struct simdev *d;
@@ -36,6 +48,8 @@ struct simdev_power {
 	u64 cut_base;			/* counter value when armed */
 	u64 writes, meta_writes;
 	u64 wseq;			/* last write completion stamp */
+	u64 cut_at_completion;		/* 0 = disarmed */
+	u64 completions_base, completions;
 	struct simdev *devs;
 	struct pending *q;
 	size_t nq, capq;
@@ -59,12 +73,13 @@ struct simdev {
 	bool own_power;
 	struct simdev *next;
 	bool volatile_cache;
+	bool ignore_flush;
 	enum simdev_cut_mode cut_mode;
 	u64 nr_sectors;
 	u8 *cur;			/* what a reader sees */
 	u8 *dur;			/* durable; == cur without a cache */
-	u64 *wseq;			/* per sector: pending write stamp, 0 */
-	u64 *pstart;			/* stamp of the oldest write it replaced */
+	u64 *wseq;			/* per sector: newest pending stamp, 0 */
+	struct hist *hist;		/* per sector: unflushed versions */
 	u64 *dirty;			/* sectors with wseq != 0 (maybe stale) */
 	size_t ndirty, capdirty;
 	u8 *listed;			/* sector is in dirty[] */
@@ -138,13 +153,26 @@ static void *xcalloc(size_t n, size_t sz)
 
 static void mark_dirty(struct simdev *d, u64 s, u64 seq)
 {
+	struct hist *h = &d->hist[s];
+
 	/*
-	 * The volatile cache keeps only the newest data of a sector; a FLUSH
-	 * that covers an older write it replaced must persist it (the newer
-	 * data may go out with it, as on a real device).
+	 * The volatile cache may write out any of the versions it was given
+	 * since the last FLUSH, in any order: keep them all (the newest
+	 * HIST_MAX), so a cut can leave an older one.
 	 */
-	if (!d->wseq[s])
-		d->pstart[s] = seq;
+	if (h->n == HIST_MAX) {
+		memmove(h->v, h->v + 1, (h->n - 1) * sizeof(*h->v));
+		h->n--;
+	}
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 2;
+		h->v = realloc(h->v, h->cap * sizeof(*h->v));
+		if (!h->v)
+			abort();
+	}
+	h->v[h->n].seq = seq;
+	memcpy(h->v[h->n].data, d->cur + s * SECT, SECT);
+	h->n++;
 	d->wseq[s] = seq;
 	if (d->listed[s])
 		return;
@@ -158,20 +186,37 @@ static void mark_dirty(struct simdev *d, u64 s, u64 seq)
 	d->listed[s] = 1;
 }
 
-/* Make durable every pending sector first written with a stamp <= @snap. */
+static void forget_versions(struct simdev *d, u64 s)
+{
+	d->hist[s].n = 0;
+	d->wseq[s] = 0;
+}
+
+/*
+ * A FLUSH that saw the writes stamped <= @snap complete: each sector's
+ * newest such version is durable; newer ones stay volatile (a real device
+ * may write them out too: the cut modes decide).
+ */
 static void persist(struct simdev *d, u64 snap)
 {
 	size_t i, j = 0;
 
-	if (!d->volatile_cache)
+	if (!d->volatile_cache || d->ignore_flush)
 		return;
 	for (i = 0; i < d->ndirty; i++) {
 		u64 s = d->dirty[i];
+		struct hist *h = &d->hist[s];
+		u32 k = h->n;
 
-		if (d->wseq[s] && d->pstart[s] <= snap) {
-			memcpy(d->dur + s * SECT, d->cur + s * SECT, SECT);
-			d->wseq[s] = 0;
+		while (k && h->v[k - 1].seq > snap)
+			k--;
+		if (k) {
+			memcpy(d->dur + s * SECT, h->v[k - 1].data, SECT);
+			memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));
+			h->n -= k;
 		}
+		if (!h->n)
+			d->wseq[s] = 0;
 		if (d->wseq[s])
 			d->dirty[j++] = s;
 		else
@@ -180,6 +225,12 @@ static void persist(struct simdev *d, u64 snap)
 	d->ndirty = j;
 }
 
+/*
+ * The power went: each sector keeps its durable data or, by the cut
+ * mode, one of its unflushed versions: none (drop), the newest (keep),
+ * the newest whose write made it out (random writes, all or nothing per
+ * write), or any of them, older ones included (random sectors: torn).
+ */
 static void cut_dev(struct simdev *d)
 {
 	size_t i;
@@ -188,32 +239,94 @@ static void cut_dev(struct simdev *d)
 	if (!d->volatile_cache)
 		return;
 	for (i = 0; i < d->ndirty; i++) {
-		u64 s = d->dirty[i], seq = d->wseq[s];
-		bool keep = false;
+		u64 s = d->dirty[i];
+		struct hist *h = &d->hist[s];
+		const u8 *keep = NULL;
+		u32 k;
 
-		if (!seq)
+		if (!h->n)
 			goto revert;
 		switch (d->cut_mode) {
 		case SIMDEV_CUT_KEEP_ALL:
-			keep = true;
+			keep = h->v[h->n - 1].data;
 			break;
 		case SIMDEV_CUT_RANDOM_WRITES:
-			keep = mix(d->seed, seq) & 1;
+			for (k = h->n; k-- > 0;)
+				if (mix(d->seed, h->v[k].seq) & 1) {
+					keep = h->v[k].data;
+					break;
+				}
 			break;
 		case SIMDEV_CUT_RANDOM_SECTORS:
-			keep = mix(d->seed ^ s, seq) & 1;
+			k = (u32)(mix(d->seed ^ s, h->v[h->n - 1].seq) %
+				  (h->n + 1));
+			if (k < h->n)
+				keep = h->v[k].data;
 			break;
 		default:
 			break;
 		}
 		if (keep)
-			memcpy(d->dur + s * SECT, d->cur + s * SECT, SECT);
+			memcpy(d->dur + s * SECT, keep, SECT);
 revert:
 		memcpy(d->cur + s * SECT, d->dur + s * SECT, SECT);
-		d->wseq[s] = 0;
+		forget_versions(d, s);
 		d->listed[s] = 0;
 	}
 	d->ndirty = 0;
+}
+
+static bool is_write_op(const struct vc_dev_io *io)
+{
+	return io->op == VC_DEV_WRITE || io->op == VC_DEV_DISCARD;
+}
+
+static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap);
+
+/*
+ * Writes in flight when the power goes may have reached the device
+ * (its volatile cache, or the media for FUA) or not, in any order: by
+ * the cut mode of their device, none (drop), all (keep) or a seeded
+ * random subset in a random order.  p->lock held.
+ */
+static void land_inflight(struct simdev_power *p)
+{
+	size_t i, n = p->nq, *ord;
+
+	if (!n)
+		return;
+	ord = xcalloc(n, sizeof(*ord));
+	for (i = 0; i < n; i++)
+		ord[i] = i;
+	for (i = n; i > 1; i--) {
+		size_t j = splitmix64(&p->rng) % i, t = ord[i - 1];
+
+		ord[i - 1] = ord[j];
+		ord[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		struct pending *e = &p->q[ord[i]];
+		bool land;
+
+		if (e->err || !is_write_op(e->io))
+			continue;
+		switch (e->d->cut_mode) {
+		case SIMDEV_CUT_KEEP_ALL:
+			land = true;
+			break;
+		case SIMDEV_CUT_RANDOM_WRITES:
+		case SIMDEV_CUT_RANDOM_SECTORS:
+			land = splitmix64(&p->rng) & 1;
+			break;
+		default:
+			land = false;
+		}
+		if (land) {
+			apply(e->d, e->io, e->flush_snap);
+			e->d->st.landed_at_cut++;
+		}
+	}
+	free(ord);
 }
 
 /* Called with p->lock held. */
@@ -226,6 +339,8 @@ static void do_cut(struct simdev_power *p)
 		return;
 	p->cut = true;
 	p->cut_at = 0;
+	p->cut_at_completion = 0;
+	land_inflight(p);
 	for (d = p->devs; d; d = d->next)
 		cut_dev(d);
 	/* I/O in flight never reaches the media. */
@@ -247,8 +362,6 @@ static bool range_hit(struct simdev *d, const struct vc_dev_io *io,
 	(void)d;
 	return io->sector < r->end && end > r->start;
 }
-
-static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap);
 
 /* Decide the fate of @io at submission; p->lock held. */
 static int submit_checks(struct simdev *d, struct vc_dev_io *io)
@@ -356,7 +469,7 @@ static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap)
 {
 	struct simdev_power *p = d->p;
 	u64 s, n = io->len / SECT, seq;
-	bool fua = io->flags & VC_DEV_FUA;
+	bool fua = (io->flags & VC_DEV_FUA) && !d->ignore_flush;
 
 	if (io->flags & VC_DEV_PREFLUSH)
 		persist(d, flush_snap);
@@ -379,7 +492,7 @@ static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap)
 			if (fua) {
 				memcpy(d->dur + s * SECT, d->cur + s * SECT,
 				       SECT);
-				d->wseq[s] = 0;
+				forget_versions(d, s);
 			} else {
 				mark_dirty(d, s, seq);
 			}
@@ -389,11 +502,6 @@ static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap)
 		persist(d, flush_snap);
 		break;
 	}
-}
-
-static bool is_write_op(const struct vc_dev_io *io)
-{
-	return io->op == VC_DEV_WRITE || io->op == VC_DEV_DISCARD;
 }
 
 /*
@@ -419,6 +527,23 @@ static void count_overlaps(struct simdev_power *p, struct simdev *d,
 	}
 }
 
+/*
+ * An I/O took effect: if the cut is armed for this completion, the power
+ * goes now, before its submitter hears of it (it gets -EIO).  p->lock
+ * held; returns the error to report.
+ */
+static int completion_cut(struct simdev_power *p, int err)
+{
+	if (err)
+		return err;
+	p->completions++;
+	if (!p->cut_at_completion ||
+	    p->completions - p->completions_base != p->cut_at_completion)
+		return 0;
+	do_cut(p);
+	return -EIO;
+}
+
 static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 {
 	struct simdev *d = dev->priv;
@@ -436,6 +561,7 @@ static void submit(struct vc_dev *dev, struct vc_dev_io *io)
 	if (p->completion == SIMDEV_COMPLETE_INLINE) {
 		if (!err)
 			apply(d, io, p->wseq);
+		err = completion_cut(p, err);
 		p->inflight--;
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
@@ -471,6 +597,7 @@ static void complete_at(struct simdev_power *p, size_t i)
 		apply(e.d, e.io, e.flush_snap);
 	else if (p->cut)
 		e.d->st.errors++;
+	e.err = completion_cut(p, e.err);
 	trace_io(e.d, e.io, "complete", e.err);
 	pthread_mutex_unlock(&p->lock);
 	e.io->end_io(e.io, e.err);
@@ -619,6 +746,24 @@ void simdev_power_cut_at(struct simdev_power *p, u64 k, bool meta_only)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void simdev_power_cut_at_completion(struct simdev_power *p, u64 k)
+{
+	pthread_mutex_lock(&p->lock);
+	p->cut_at_completion = k;
+	p->completions_base = p->completions;
+	pthread_mutex_unlock(&p->lock);
+}
+
+u64 simdev_power_completions(struct simdev_power *p)
+{
+	u64 n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->completions;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 u64 simdev_power_writes(struct simdev_power *p, bool meta_only)
 {
 	u64 r;
@@ -683,12 +828,13 @@ struct simdev *simdev_new(const struct simdev_config *cfg)
 	if (d->volatile_cache) {
 		d->dur = xcalloc(1, bytes);
 		d->wseq = xcalloc(cfg->nr_sectors, sizeof(u64));
-		d->pstart = xcalloc(cfg->nr_sectors, sizeof(u64));
+		d->hist = xcalloc(cfg->nr_sectors, sizeof(*d->hist));
 		d->listed = xcalloc(cfg->nr_sectors, 1);
 	} else {
 		d->dur = d->cur;
 	}
 	d->cut_mode = cfg->cut_mode;
+	d->ignore_flush = cfg->ignore_flush;
 	d->seed = cfg->seed;
 	d->trace = -1;
 	d->rng = cfg->seed ^ 0x5deece66dULL;
@@ -729,8 +875,14 @@ void simdev_free(struct simdev *d)
 	if (d->dur != d->cur)
 		free(d->dur);
 	free(d->cur);
+	if (d->hist) {
+		u64 i;
+
+		for (i = 0; i < d->nr_sectors; i++)
+			free(d->hist[i].v);
+	}
+	free(d->hist);
 	free(d->wseq);
-	free(d->pstart);
 	free(d->listed);
 	free(d->dirty);
 	free(d);
@@ -800,7 +952,7 @@ void simdev_poke(struct simdev *d, u64 sector, const void *src, u32 len)
 	if (d->volatile_cache) {
 		memcpy(d->dur + sector * SECT, src, len);
 		for (s = sector; s < sector + len / SECT; s++)
-			d->wseq[s] = 0;
+			forget_versions(d, s);
 	}
 	pthread_mutex_unlock(&d->p->lock);
 }
@@ -817,7 +969,10 @@ void simdev_copy_image(struct simdev *dst, struct simdev *src)
 	memcpy(dst->cur, src->dur, bytes);
 	if (dst->volatile_cache) {
 		memcpy(dst->dur, src->dur, bytes);
-		memset(dst->wseq, 0, dst->nr_sectors * sizeof(u64));
+		u64 s;
+
+		for (s = 0; s < dst->nr_sectors; s++)
+			forget_versions(dst, s);
 		memset(dst->listed, 0, dst->nr_sectors);
 		dst->ndirty = 0;
 	}

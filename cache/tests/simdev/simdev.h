@@ -7,13 +7,18 @@
  *  - an optional VOLATILE write cache: a completed write is only in the
  *    "current" image until a FLUSH (or a PREFLUSH write) that was
  *    submitted after the write completed, or FUA on the write itself,
- *    copies it to the "durable" image.  A power cut keeps the durable
- *    image and, depending on the cut mode, none, all, or a seeded random
- *    subset (per write or per sector: torn writes) of the rest;
+ *    makes it durable.  Every unflushed version of a sector is kept (the
+ *    newest 16): a power cut keeps the durable image and, depending on
+ *    the cut mode, none, the newest, the newest of a seeded random subset
+ *    of writes, or per sector any version, older ones included (torn);
+ *    writes in flight at the cut land or not, in a random order (none in
+ *    drop mode, all in keep mode); a device may IGNORE FLUSH and FUA (a
+ *    lying disk);
  *  - a power domain shared by several devices (a cache card and its HDDs
  *    lose power together), with a write-index counter: "cut power when
  *    write number K (optionally counting only VC_DEV_META writes) is
- *    submitted".  Write K is not applied (in the torn mode a random subset
+ *    submitted", or "when the K-th I/O completion took effect" (its
+ *    submitter gets -EIO).  Write K is not applied (in the torn mode a random subset
  *    of its sectors is); from the cut on every I/O of the domain fails
  *    with -EIO until simdev_power_restore();
  *  - error injection: on sector ranges (per op, for N I/Os or forever),
@@ -77,6 +82,14 @@ bool simdev_power_is_cut(struct simdev_power *p);
  * @k = 0 disarms.
  */
 void simdev_power_cut_at(struct simdev_power *p, u64 k, bool meta_only);
+/*
+ * Arm a cut at the @k-th I/O completion from now on (1-based, any device
+ * of the domain, successful I/Os): the I/O took effect, the power goes
+ * before its end_io, which gets -EIO.  @k = 0 disarms.
+ */
+void simdev_power_cut_at_completion(struct simdev_power *p, u64 k);
+/* Successful I/O completions in the domain so far. */
+u64 simdev_power_completions(struct simdev_power *p);
 /* Writes (all, and VC_DEV_META ones) submitted in the domain so far. */
 u64 simdev_power_writes(struct simdev_power *p, bool meta_only);
 /* I/Os submitted and not yet completed in the domain. */
@@ -104,6 +117,7 @@ struct simdev_config {
 	bool volatile_cache;
 	enum simdev_cut_mode cut_mode;
 	struct simdev_power *power;	/* NULL: a private inline domain */
+	bool ignore_flush;		/* FLUSH, PREFLUSH and FUA do nothing */
 	u64 seed;			/* errors at random, random cut */
 };
 
@@ -154,6 +168,7 @@ struct simdev_stats {
 	 * models); those where either is a VC_DEV_META write.
 	 */
 	u64 overlapping_writes, overlapping_meta_writes;
+	u64 landed_at_cut;	/* writes in flight that landed at a cut */
 };
 void simdev_get_stats(struct simdev *d, struct simdev_stats *st);
 

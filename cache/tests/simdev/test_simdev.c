@@ -408,6 +408,142 @@ static void test_flush_covers_replaced_write(void **st)
 	simdev_power_free(p);
 }
 
+/*
+ * Any unflushed version of a sector may survive a cut, older ones
+ * included (torn mode), never one that was not written, never one older
+ * than the durable version.
+ */
+static void test_older_versions_survive(void **st)
+{
+	bool seen[4] = { false };
+	u64 seed;
+
+	(void)st;
+	for (seed = 1; seed <= 64; seed++) {
+		struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_INLINE,
+							  seed);
+		struct simdev_config cfg = {
+			.name = "t", .nr_sectors = 64, .volatile_cache = true,
+			.cut_mode = SIMDEV_CUT_RANDOM_SECTORS, .power = p,
+			.seed = seed,
+		};
+		struct simdev *d = simdev_new(&cfg);
+		u8 b;
+
+		assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 1, NULL), 0);
+		assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
+		assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 2, NULL), 0);
+		assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 3, NULL), 0);
+		simdev_power_cut(p);
+		simdev_power_restore(p);
+		b = byte_at(d, 0, false);
+		assert_true(b >= 1 && b <= 3);
+		seen[b] = true;
+		simdev_free(d);
+		simdev_power_free(p);
+	}
+	print_message("  survivors seen: v1 %d v2 %d v3 %d\n", seen[1], seen[2],
+		      seen[3]);
+	assert_true(seen[1] && seen[2] && seen[3]);
+}
+
+/* A FLUSH makes the versions before it durable, not the ones after. */
+static void test_flush_persists_covered_version(void **st)
+{
+	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_INLINE, 3);
+	struct simdev *d = mkdev(p, true, SIMDEV_CUT_DROP_ALL);
+
+	(void)st;
+	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 0x11, NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 0x22, NULL), 0);
+	assert_int_equal(byte_at(d, 0, false), 0x22);
+	assert_int_equal(byte_at(d, 0, true), 0x11);
+	simdev_power_cut(p);
+	simdev_power_restore(p);
+	assert_int_equal(byte_at(d, 0, false), 0x11);
+	simdev_free(d);
+	simdev_power_free(p);
+}
+
+/* Writes in flight at a cut: none land (drop), all land (keep). */
+static void test_inflight_writes_at_cut(void **st)
+{
+	int mode;
+
+	(void)st;
+	for (mode = 0; mode < 2; mode++) {
+		struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_QUEUED,
+							  9);
+		struct simdev *d = mkdev(p, true, mode ? SIMDEV_CUT_KEEP_ALL :
+						  SIMDEV_CUT_DROP_ALL);
+		struct simdev_stats ss;
+		struct req a, b;
+
+		prep(&a, d, VC_DEV_WRITE, VC_DEV_FUA, 0, 512, 0x31);
+		prep(&b, d, VC_DEV_WRITE, 0, 8, 512, 0x32);
+		vc_dev_submit(&a.io);
+		vc_dev_submit(&b.io);
+		simdev_power_cut(p);
+		simdev_drain(p);
+		assert_int_equal(a.err, -EIO);
+		assert_int_equal(b.err, -EIO);
+		simdev_power_restore(p);
+		simdev_get_stats(d, &ss);
+		assert_int_equal(byte_at(d, 0, false), mode ? 0x31 : 0);
+		assert_int_equal(byte_at(d, 8, false), mode ? 0x32 : 0);
+		assert_int_equal(ss.landed_at_cut, mode ? 2 : 0);
+		fin(&a);
+		fin(&b);
+		simdev_free(d);
+		simdev_power_free(p);
+	}
+}
+
+/* A lying device: FLUSH and FUA do nothing, a cut loses everything. */
+static void test_ignore_flush(void **st)
+{
+	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_INLINE, 4);
+	struct simdev_config cfg = {
+		.name = "liar", .nr_sectors = 64, .volatile_cache = true,
+		.cut_mode = SIMDEV_CUT_DROP_ALL, .power = p, .seed = 4,
+		.ignore_flush = true,
+	};
+	struct simdev *d = simdev_new(&cfg);
+
+	(void)st;
+	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 0, 512, 0x41, NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_FUA, 8, 512, 0x42,
+			       NULL), 0);
+	simdev_power_cut(p);
+	simdev_power_restore(p);
+	assert_int_equal(byte_at(d, 0, false), 0);
+	assert_int_equal(byte_at(d, 8, false), 0);
+	simdev_free(d);
+	simdev_power_free(p);
+}
+
+/* Cut at a completion: the I/O took effect, its submitter sees -EIO. */
+static void test_cut_at_completion(void **st)
+{
+	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_INLINE, 6);
+	struct simdev *d = mkdev(p, true, SIMDEV_CUT_DROP_ALL);
+
+	(void)st;
+	simdev_power_cut_at_completion(p, 2);
+	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_FUA, 0, 512, 0x51,
+			       NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_FUA, 8, 512, 0x52,
+			       NULL), -EIO);
+	assert_true(simdev_power_is_cut(p));
+	simdev_power_restore(p);
+	assert_int_equal(byte_at(d, 0, false), 0x51);
+	assert_int_equal(byte_at(d, 8, false), 0x52);	/* it landed */
+	simdev_free(d);
+	simdev_power_free(p);
+}
+
 static void test_threaded_completion(void **st)
 {
 	struct simdev_power *p = simdev_power_new(SIMDEV_COMPLETE_THREAD, 3);
@@ -446,6 +582,11 @@ int main(void)
 		cmocka_unit_test(test_torn_cut_write),
 		cmocka_unit_test(test_flush_covers_replaced_write),
 		cmocka_unit_test(test_threaded_completion),
+		cmocka_unit_test(test_older_versions_survive),
+		cmocka_unit_test(test_flush_persists_covered_version),
+		cmocka_unit_test(test_inflight_writes_at_cut),
+		cmocka_unit_test(test_ignore_flush),
+		cmocka_unit_test(test_cut_at_completion),
 	};
 
 	return cmocka_run_group_tests_name("simdev", tests, NULL, NULL);

@@ -334,12 +334,18 @@ static void *control_fn(void *arg)
 		case 3:
 			vc_cache_set_param(cache, VC_P_SEQ_ENABLE, rnd(&rng) & 1);
 			break;
-		case 4:
-			if (vc_cache_flush(cache, rnd(&rng) & 1 ? VC_DEV_ID_ALL :
-					   dev_id[rnd(&rng) % NDEV], NULL,
-					   NULL))
+		case 4: {
+			int e = vc_cache_flush(cache, rnd(&rng) & 1 ?
+					       VC_DEV_ID_ALL :
+					       dev_id[rnd(&rng) % NDEV], NULL,
+					       NULL);
+
+			if (e) {
+				fprintf(stderr, "stress: flush on demand: %d\n", e);
 				fail("control: flush on demand failed");
+			}
 			break;
+		}
 		case 5:
 			if (!vc_cache_flush_start(cache, VC_DEV_ID_ALL, NULL,
 						  NULL) && rnd(&rng) % 2)

@@ -325,6 +325,48 @@ static void bg_done(void *arg, int result)
 	bg_result = result;
 }
 
+static int cancel_calls;
+
+/* Progress of a blocking flush: another administrator cancels meanwhile. */
+static int cancel_from_elsewhere(void *arg, const struct vc_flush_progress *p)
+{
+	(void)p;
+	cancel_calls++;
+	vc_cache_flush_cancel(arg);
+	return 0;
+}
+
+/*
+ * Engine bug (found by the stress test, 1 run in ~12): cancelling "the
+ * background flush" interrupted whatever flush ran, also a blocking one
+ * (a detach's, or another administrator's), which returned -EINTR.
+ */
+static void test_cancel_spares_blocking_flush(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct tenv t;
+	struct qdev q;
+	u32 i;
+	int ret;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	for (i = 0; i < 100; i++)
+		write_q(&t, &q, i * 3, i);
+	vc_posix_set_pump(q_pump, &q);
+	cancel_calls = 0;
+	ret = vc_cache_flush(t.c, VC_DEV_ID_ALL, cancel_from_elsewhere, t.c);
+	print_message("  blocking flush, %d cancels meanwhile: %d\n",
+		      cancel_calls, ret);
+	assert_true(cancel_calls > 1);
+	assert_int_equal(ret, 0);
+	for (i = 0; i < 100; i++)
+		assert_true(t_backing_has(&t, i * 3, 1, i));
+	while (q.n)
+		q_pump(&q);
+	q_teardown(&t, &q);
+}
+
 static void test_background_flush(void **st)
 {
 	struct vc_cache_config cfg = cl_cfg();
@@ -457,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_merge_and_order),
 		cmocka_unit_test(test_inflight_limit_and_flush),
 		cmocka_unit_test(test_background_flush),
+		cmocka_unit_test(test_cancel_spares_blocking_flush),
 		cmocka_unit_test(test_per_device_flush_and_detach),
 		cmocka_unit_test(test_tail_cleaning),
 	};
