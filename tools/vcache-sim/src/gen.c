@@ -128,7 +128,7 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 	uint32_t *perm = NULL;
 	double *cdf = NULL;
 	struct rng r;
-	uint64_t i, n = o->blocks;
+	uint64_t i, w, n = o->blocks;
 	double ppow = 0;
 	int rc = -1;
 
@@ -176,7 +176,7 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 	if (vs_trace_dev(t, o->filename) < 0)
 		goto nomem;
 	t->timed = true;
-	for (i = 0; i < o->requests; i++) {
+	for (i = 0, w = 0; i < o->requests; i++) {
 		struct vs_req q = { 0 };
 		uint64_t rank;
 		double u = rng_unit(&r);
@@ -207,6 +207,14 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 		q.t_ns = i * 1000000000ull / o->iops;
 		if (vs_trace_push(t, &q))
 			goto nomem;
+		if (q.op == VS_WRITE && o->fsync_every &&
+		    ++w % o->fsync_every == 0) {
+			struct vs_req f = { .op = VS_FLUSH, .pid = 1,
+					    .t_ns = q.t_ns };
+
+			if (vs_trace_push(t, &f))
+				goto nomem;
+		}
 	}
 	rc = 0;
 	goto out;

@@ -19,6 +19,7 @@ struct vs_gen_opts {
 	uint64_t seed;
 	uint64_t iops;		/* request rate for the timestamps */
 	const char *filename;	/* the file name written in the iolog */
+	uint64_t fsync_every;	/* a sync after every N writes (0: none) */
 };
 
 void vs_gen_opts_init(struct vs_gen_opts *o);

@@ -84,6 +84,7 @@ static void usage(FILE *f)
 "  -b, --block-size SIZE   request and block size (4K)\n"
 "  -i, --iops N            request rate for timestamps (10000)\n"
 "  -F, --filename NAME     file name written in the log (/dev/backing)\n"
+"      --fsync-every N     a sync (FLUSH) after every N writes (0: none)\n"
 "  -o, --output FILE       fio version 3 iolog (- for stdout)\n");
 }
 
@@ -100,6 +101,7 @@ static int cmd_gen(int argc, char **argv)
 		{ "block-size", required_argument, NULL, 'b' },
 		{ "iops", required_argument, NULL, 'i' },
 		{ "filename", required_argument, NULL, 'F' },
+		{ "fsync-every", required_argument, NULL, 'Y' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -114,7 +116,7 @@ static int cmd_gen(int argc, char **argv)
 
 	vs_gen_opts_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:r:R:S:b:i:F:o:h", lo,
+	while ((c = getopt_long(argc, argv, "d:n:r:R:S:b:i:F:Y:o:h", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -148,6 +150,10 @@ static int cmd_gen(int argc, char **argv)
 		case 'i':
 			if (vs_parse_uint(optarg, 1, 1000000000, &o.iops))
 				die("gen: bad iops '%s'", optarg);
+			break;
+		case 'Y':
+			if (vs_parse_uint(optarg, 0, 1ull << 32, &o.fsync_every))
+				die("gen: bad --fsync-every '%s'", optarg);
 			break;
 		case 'F':
 			if (!*optarg || strpbrk(optarg, " \t\n"))
@@ -622,6 +628,7 @@ int main(int argc, char **argv)
 			F(bypass_mode); F(bypass_seq); F(bypass_pid);
 			F(bypass_admission); F(bypass_nospace); F(bypass_busy);
 			F(flash_bytes_written); F(flash_meta_bytes_written);
+			F(flash_meta_writes); F(flash_flushes);
 			F(flash_bytes_read); F(backing_ios);
 			F(backing_read_ios); F(backing_write_ios);
 			F(backing_bytes_read); F(backing_bytes_written);

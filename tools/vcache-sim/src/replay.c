@@ -50,7 +50,7 @@ struct simdev {
 	uint64_t next_sector;	/* serial device: where the head is */
 	/* counters */
 	uint64_t reads, writes, flushes, discards;
-	uint64_t bytes_read, bytes_written, meta_bytes_written;
+	uint64_t bytes_read, bytes_written, meta_bytes_written, meta_writes;
 };
 
 /* (device, block) -> value, open addressing */
@@ -411,8 +411,12 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	case VC_DEV_WRITE:
 		d->writes++;
 		d->bytes_written += io->len;
-		if (io->flags & VC_DEV_META)
+		if (io->flags & VC_DEV_META) {
 			d->meta_bytes_written += io->len;
+			d->meta_writes++;
+		}
+		if (io->flags & VC_DEV_PREFLUSH)
+			d->flushes++;
 		if (d->backing)
 			backing_write(s, d, io);
 		break;
@@ -769,6 +773,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	vc_cache_reset_stats(s->cache);
 	s->flash.writes = s->flash.bytes_written = 0;
 	s->flash.meta_bytes_written = s->flash.reads = 0;
+	s->flash.meta_writes = 0;
 	s->flash.bytes_read = s->flash.flushes = 0;
 	s->flash.busy_until = 0;
 
@@ -840,6 +845,8 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->bypass_busy = st.bypass[VC_BYP_BUSY];
 	res->flash_bytes_written = s->flash.bytes_written;
 	res->flash_meta_bytes_written = s->flash.meta_bytes_written;
+	res->flash_meta_writes = s->flash.meta_writes;
+	res->flash_flushes = s->flash.flushes;
 	res->flash_bytes_read = s->flash.bytes_read;
 	for (d = 0; d < t->ndevs; d++) {
 		const struct simdev *b = &s->bdev[d];

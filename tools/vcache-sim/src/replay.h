@@ -62,6 +62,8 @@ struct vs_result {
 	/* devices, as seen by the simulated devices */
 	uint64_t flash_bytes_written;	/* data and metadata */
 	uint64_t flash_meta_bytes_written;
+	uint64_t flash_meta_writes;		/* metadata write I/Os */
+	uint64_t flash_flushes;			/* FLUSH + PREFLUSH on the flash */
 	uint64_t flash_bytes_read;
 	uint64_t backing_ios;		/* reads + writes + discards */
 	uint64_t backing_read_ios, backing_write_ios;

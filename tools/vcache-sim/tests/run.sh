@@ -295,6 +295,24 @@ for r in d["runs"]:
 else
 	bad json_output "$(cat "$T/err")"
 fi
+# gen --fsync-every: a sync after every N writes; the flash's FLUSHes
+# (explicit and PREFLUSH) and metadata writes are reported per run.
+"$SIM" gen -d uniform -n 2000 -r 3000 -R 0 --fsync-every 32 -S 5 -o "$T/fs.iolog"
+if [ "$(grep -c ' sync ' "$T/fs.iolog")" = 93 ] &&
+   "$SIM" --json -s 50% -p lru -m wb --no-opt "$T/fs.iolog" >"$T/fs.json" 2>"$T/err"; then
+	pycheck gen_fsync_flash_flushes "$T/fs.json" '
+r = d["runs"][0]
+assert r["writes"] == 3000 and r["flushes"] == 93, r
+# every FLUSH reaches the flash at least once; metadata goes out as writes
+assert r["flash_flushes"] >= r["flushes"], r
+assert r["flash_meta_writes"] > 0, r
+assert r["flash_meta_bytes_written"] == 512 * r["flash_meta_writes"], r
+'
+else
+	bad gen_fsync_flash_flushes "$(cat "$T/err")"
+fi
+expect_fail cli_bad_fsync_every "bad --fsync-every" \
+	"$SIM" gen --fsync-every x -o "$T/x.iolog"
 if "$SIM" -s 10% -p lru "$T/rw.iolog" >"$T/table" 2>"$T/err" &&
    grep -q '^cache .*policy .*hit%' "$T/table" &&
    grep -q '^[0-9.]*[KMG] *lru *wb ' "$T/table"; then
