@@ -28,6 +28,7 @@ static const struct param_desc params[VC_NR_PARAMS] = {
 				     VC_NR_ADMISSIONS - 1 },
 	[VC_P_ADMIT_FULL_PCT]	 = { "admit_full_pct", 90, 0, 100 },
 	[VC_P_PID_MODE]		 = { "pid_mode", VC_PID_MODE_CACHE_ALL, 0, 1 },
+	[VC_P_COMMIT_MS]	 = { "commit_ms", 100, 0, 10000 },
 };
 
 void vc_params_default(struct vc_params *p)
@@ -123,10 +124,10 @@ static void cache_free(struct vc_cache *c)
 	vc_work_cancel_sync(&c->defer_work);
 	vc_work_destroy(&c->clean_work);
 	vc_work_destroy(&c->defer_work);
+	vc_commit_free(c);
 	vc_cleaner_free(c);
 	vc_map_free(c);
 	vc_large_free(c->md_started);
-	vc_large_free(c->md_done);
 	vc_large_free(c->md_flags);
 	for (i = 0; i < VC_MD_LOCKS; i++)
 		vc_spin_lock_destroy(&c->md_lock[i]);
@@ -155,6 +156,8 @@ static int cache_init(struct vc_cache *c)
 	vc_waitq_init(&c->io_wq);
 	vc_waitq_init(&c->flush_wq);
 	vc_work_init(&c->defer_work, vc_defer_work_fn);
+	vc_spin_lock_init(&c->commit_lock);
+	vc_work_init(&c->commit_work, vc_commit_work_fn);
 	err = vc_cleaner_init(c);
 	if (!err)
 		err = vc_seq_init(&c->seq, VC_SEQ_DEF_STREAMS,
@@ -171,10 +174,12 @@ static int cache_init(struct vc_cache *c)
 	c->md_sectors = vc_div_u64(c->nr_blocks + VC_RECS_PER_SECTOR - 1,
 				   VC_RECS_PER_SECTOR);
 	c->md_started = vc_large_zalloc(sizeof(u16) * c->md_sectors);
-	c->md_done = vc_large_zalloc(sizeof(u16) * c->md_sectors);
 	c->md_flags = vc_large_zalloc(c->md_sectors);
-	if (!c->md_started || !c->md_done || !c->md_flags)
+	if (!c->md_started || !c->md_flags)
 		return -ENOMEM;
+	err = vc_commit_init(c);
+	if (err)
+		return err;
 	vc_atomic64_set(&c->last_backing_io_ns, (s64)vc_now_ns());
 	return vc_map_alloc(c);
 }
@@ -665,7 +670,8 @@ static bool no_busy(void *arg)
 		if (vc_word(c, (u32)i) & (B_BUSY | B_READERS_MASK))
 			if (!(vc_word(c, (u32)i) & B_TOMB))
 				return false;
-	return vc_atomic_add_return(&c->md_inflight, 0) == 0;
+	return vc_atomic_add_return(&c->md_inflight, 0) == 0 &&
+	       vc_commit_idle(c);
 }
 
 /* FLUSH every attached backing device. */
@@ -691,6 +697,7 @@ int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 	vc_waitq_wait(&c->io_wq, no_host_io, c, false, 0);
 	if (flags & VC_SHUTDOWN_FLUSH)
 		err = vc_cache_flush(c, VC_DEV_ID_ALL, NULL, NULL);
+	vc_commit_stop(c);	/* the records are written below */
 	vc_cleaner_stop(c);
 	vc_work_cancel_sync(&c->defer_work);
 	/* background fills and metadata writes still in flight */
@@ -724,6 +731,7 @@ void vc_cache_abandon(struct vc_cache *c)
 	vc_spin_lock(&c->clean_lock);
 	c->clean_stop = true;
 	vc_spin_unlock(&c->clean_lock);
+	vc_commit_stop(c);
 	cache_free(c);
 }
 

@@ -56,6 +56,52 @@ void vc_cache_kick_cleaner_if_needed(struct vc_cache *c)
 		vc_cache_kick_cleaner(c);
 }
 
+/*
+ * Drain waiters: a FLUSH (or FUA write) whose commit failed cannot rely
+ * on the cache device for what it acknowledged; it completes once the
+ * device's dirty blocks are written back (and the backing device flushed,
+ * which every batch does before blocks become clean).  The cache degraded
+ * when the commit failed, so no new dirty block appears meanwhile; while
+ * waiters exist the cleaner drains.  A batch that failed a block of the
+ * device (write error, or its data lost) fails the device's waiters.
+ */
+static void drain_check(struct vc_cache *c, u32 failed_devs)
+{
+	struct vc_drain_waiter *done = NULL, **pp, *w;
+
+	vc_spin_lock(&c->clean_lock);
+	pp = &c->drain_waiters;
+	while ((w = *pp) != NULL) {
+		bool fail = failed_devs & (1u << w->dev);
+
+		if (fail || !vc_atomic64_read(&c->bdev[w->dev].nr_dirty)) {
+			*pp = w->next;
+			w->err = fail ? -EIO : 0;
+			w->next = done;
+			done = w;
+		} else {
+			pp = &w->next;
+		}
+	}
+	vc_spin_unlock(&c->clean_lock);
+	while (done) {
+		w = done;
+		done = w->next;
+		w->fn(w, w->err);
+	}
+}
+
+void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev)
+{
+	w->dev = dev;
+	vc_spin_lock(&c->clean_lock);
+	w->next = c->drain_waiters;
+	c->drain_waiters = w;
+	vc_spin_unlock(&c->clean_lock);
+	vc_cache_kick_cleaner(c);
+	drain_check(c, 0);
+}
+
 /* filters */
 #define F_FLUSHME	1
 #define F_EPOCHS	2
@@ -382,7 +428,7 @@ static void flush_check_done(struct vc_cache *c);
  */
 static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 {
-	u32 i;
+	u32 i, failed_devs = 0;
 
 	for (i = 0; i < c->rb_nr; i++) {
 		struct vc_cand *e = &c->rb[i];
@@ -427,6 +473,8 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			if (e->trigger == VC_CLEAN_AGE)
 				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
 		}
+		if (!ok && !(w & B_READERS_MASK))
+			failed_devs |= 1u << dev;
 		if (e->lost || flushme_failed) {
 			vc_spin_lock(&c->clean_lock);
 			if (c->flush_active)
@@ -445,6 +493,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 	vc_redrive(c);
 	vc_waitq_wake_all(&c->flush_wq);
 	flush_check_done(c);
+	drain_check(c, failed_devs);
 	vc_work_queue(&c->clean_work);
 }
 
@@ -550,7 +599,8 @@ void vc_clean_work_fn(vc_work_t *wk)
 	if (active) {
 		trigger = VC_CLEAN_FLUSH;
 		filter = F_FLUSHME;
-	} else if (dirty && vc_effective_mode(c) != VC_MODE_WB) {
+	} else if (dirty && (vc_effective_mode(c) != VC_MODE_WB ||
+			     c->drain_waiters)) {
 		trigger = VC_CLEAN_MODE;
 	} else if (dirty && vc_atomic_cmpxchg(&c->tail_pressure, 1, 0)) {
 		trigger = VC_CLEAN_TAIL;
@@ -594,6 +644,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 		vc_spin_unlock(&c->clean_lock);
 		vc_waitq_wake_all(&c->flush_wq);
 	}
+	drain_check(c, 0);
 	vc_work_queue_delayed(&c->clean_work,
 			      vc_max_u64(1, vc_param(c, VC_P_CLEAN_INTERVAL_MS)) *
 			      1000000ULL);

@@ -62,6 +62,7 @@
  *
  *   ctl_mutex  ->  set->lock  ->  md_lock[i]  ->  defer_lock
  *              ->  clean_lock ->  set->lock
+ *   commit_lock  (vc_commit.c) is taken alone, never with another
  *
  *   ctl_mutex   (sleeping) control operations: mode/policy changes, attach,
  *               detach, flush start, shutdown.
@@ -139,6 +140,29 @@ struct vc_md_waiter {
 	u16 target;		/* write number that satisfies it */
 	void (*fn)(struct vc_md_waiter *w, int err);
 };
+
+/* A waiter for a group commit (vc_commit.c). */
+struct vc_commit_waiter {
+	struct vc_commit_waiter *next;
+	u32 target;		/* commit number that satisfies it */
+	void (*fn)(struct vc_commit_waiter *w, int err);
+};
+
+/* Waits until a backing device has no dirty block (vc_clean.c). */
+struct vc_drain_waiter {
+	struct vc_drain_waiter *next;
+	u32 dev;
+	int err;
+	void (*fn)(struct vc_drain_waiter *w, int err);
+};
+
+/* A record write of a commit in flight. */
+struct vc_commit_slot {
+	struct vc_md_waiter mdw;
+	struct vc_cache *c;
+};
+
+#define VC_COMMIT_SLOTS	64	/* record writes in flight per commit */
 
 struct vc_set {
 	vc_spinlock_t lock;
@@ -230,11 +254,35 @@ struct vc_cache {
 	/* metadata sectors */
 	vc_spinlock_t md_lock[VC_MD_LOCKS];
 	struct vc_md_waiter *md_waiters[VC_MD_LOCKS];
-	u16 *md_started, *md_done;
+	u16 *md_started;
+	u32 *md_markgen;	/* cflush_issued at the newest dirty mark */
 	u8 *md_flags;
 	vc_atomic_t md_inflight;
 	vc_atomic_t md_failed;	/* record sectors whose last write failed */
 	vc_waitq_t md_wq;		/* md writes completed */
+
+	/*
+	 * Cache flushes the engine issued / the highest number known
+	 * complete (vc_commit.c), and the group commit.
+	 */
+	vc_atomic_t cflush_issued, cflush_done;
+	vc_spinlock_t commit_lock;
+	u64 *commit_pend;	/* bitmap: record sectors waiting */
+	u64 *commit_take;	/* bitmap: the running commit's, not issued */
+	u64 commit_nr;		/* bits in commit_pend */
+	u64 commit_pos;		/* next bit of commit_take to look at */
+	u32 commit_started, commit_done;
+	u32 commit_inflight;
+	u32 commit_fno;		/* the running commit's flush number */
+	int commit_err;
+	bool commit_running, commit_finishing, commit_flush_wanted;
+	bool commit_stop;	/* shutting down: no new commit */
+	struct vc_commit_waiter *commit_waiters;
+	struct vc_commit_slot commit_slots[VC_COMMIT_SLOTS];
+	struct vc_commit_slot *commit_free[VC_COMMIT_SLOTS];
+	u32 commit_free_nr;
+	struct vc_dev_io commit_fio;
+	vc_work_t commit_work;
 
 	/* deferred requests (waiting for a busy block) */
 	vc_spinlock_t defer_lock;
@@ -266,6 +314,7 @@ struct vc_cache {
 	u32 runs_nr, runs_next, runs_done, runs_inflight;
 	u32 flush_pending;	/* backing FLUSHes outstanding */
 	u32 batch_dev_mask;
+	struct vc_drain_waiter *drain_waiters;
 	u32 scan_set;		/* next set to scan */
 	vc_atomic64_t last_backing_io_ns;
 	vc_atomic_t tail_pressure;	/* victims hard to find: clean tails */
@@ -326,7 +375,11 @@ struct vc_req {
 	vc_atomic_t pending;	/* sub-I/Os in flight */
 	int err_cache, err_back;
 	struct vc_buf *bounce;
-	struct vc_md_waiter mdw;
+	union {
+		struct vc_md_waiter mdw;	/* a record write */
+		struct vc_commit_waiter cw;	/* a group commit */
+		struct vc_drain_waiter dw;	/* a drain after a failed one */
+	};
 	struct vc_dev_io io[2];
 };
 
@@ -377,6 +430,24 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	       struct vc_buf *buf);
 int vc_md_wait_idle(struct vc_cache *c);
 void vc_md_retry(struct vc_cache *c);
+void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
+		       void (*fn)(struct vc_md_waiter *w, int err));
+
+/* vc_commit.c */
+u32 vc_cflush_issue(struct vc_cache *c);
+void vc_cflush_done(struct vc_cache *c, u32 n);
+void vc_md_note_dirty(struct vc_cache *c, u64 idx);
+bool vc_md_needs_preflush(struct vc_cache *c, u64 idx);
+void vc_md_defer(struct vc_cache *c, u32 blk);
+void vc_commit_request(struct vc_cache *c, struct vc_commit_waiter *w,
+		       bool flush);
+void vc_commit_work_fn(vc_work_t *wk);
+void vc_commit_md_end(struct vc_md_waiter *mw, int err);
+bool vc_commit_idle(struct vc_cache *c);
+bool vc_commit_pending(struct vc_cache *c);
+void vc_commit_stop(struct vc_cache *c);
+int vc_commit_init(struct vc_cache *c);
+void vc_commit_free(struct vc_cache *c);
 
 /* vc_io.c */
 void vc_defer(struct vc_cache *c, struct vc_req *r);
@@ -394,6 +465,7 @@ int vc_cleaner_init(struct vc_cache *c);
 void vc_cleaner_stop(struct vc_cache *c);
 void vc_cleaner_start(struct vc_cache *c);
 void vc_cache_kick_cleaner_if_needed(struct vc_cache *c);
+void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev);
 void vc_cleaner_free(struct vc_cache *c);
 void vc_clean_work_fn(vc_work_t *w);
 u32 vc_cur_epoch(struct vc_cache *c);

@@ -727,6 +727,29 @@ static void wb_md_end(struct vc_md_waiter *mw, int err)
 	req_done(r, 0);
 }
 
+static void fua_drain_end(struct vc_drain_waiter *dw, int err)
+{
+	struct vc_req *r = vc_container_of(dw, struct vc_req, dw);
+
+	req_done(r, err);
+}
+
+/*
+ * A FUA write over a dirty block waited for the commit of its record.  If
+ * the commit failed, its data becomes durable by write-back instead.
+ */
+static void fua_commit_end(struct vc_commit_waiter *cw, int err)
+{
+	struct vc_req *r = vc_container_of(cw, struct vc_req, cw);
+
+	if (err) {
+		r->dw.fn = fua_drain_end;
+		vc_drain_wait(r->c, &r->dw, vc_key_dev(r->key));
+		return;
+	}
+	req_done(r, 0);
+}
+
 static void wb_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
@@ -744,14 +767,29 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 	vc_spin_lock(&s->lock);
 	w = c->words[r->blk];
 	if (!(w & B_DIRTY)) {
-		/* newly dirty: ack once its record is durable */
+		/*
+		 * Newly dirty.  FUA (or no group commit): acknowledged once
+		 * its record is durable.  Else now: the record goes out with
+		 * the next commit (a FLUSH, a FUA write, the timer).
+		 */
+		bool lazy = !r->fua && vc_param(c, VC_P_COMMIT_MS);
+
 		r->newdirty = 1;
 		w |= B_DIRTY | B_FLASHDIRTY;
 		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
+		if (lazy)
+			w &= ~B_BUSY;
+		vc_md_note_dirty(c, r->blk / VC_RECS_PER_SECTOR);
 		vc_block_set_word(c, s, r->blk, w);
 		vc_spin_unlock(&s->lock);
-		vc_md_mark(c, r->blk, &r->mdw, wb_md_end);
 		vc_cache_kick_cleaner_if_needed(c);
+		if (!lazy) {
+			vc_md_mark(c, r->blk, &r->mdw, wb_md_end);
+			return;
+		}
+		vc_md_defer(c, r->blk);
+		vc_redrive(c);
+		req_done(r, 0);
 		return;
 	}
 	if (w & B_CLEANING)
@@ -759,6 +797,12 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 	vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 	vc_spin_unlock(&s->lock);
 	vc_redrive(c);
+	if (r->fua && vc_commit_pending(c)) {
+		/* its DIRTY record may not be durable yet: commit first */
+		r->cw.fn = fua_commit_end;
+		vc_commit_request(c, &r->cw, false);
+		return;
+	}
 	req_done(r, 0);
 }
 
@@ -982,11 +1026,13 @@ static void discard_md_end(struct vc_md_waiter *mw, int err)
 	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
 
 	/*
-	 * A failed record write leaves a failed tombstone, never served,
-	 * but its record may bring the old data back after a power cut:
-	 * the discard is not done (nor passed down).
+	 * A failed record write leaves a failed tombstone: never served,
+	 * writes to it retry the record first.  After a power cut its stale
+	 * record may bring the pre-discard data back, which a discard
+	 * allows (discarded data is undefined until rewritten): done.
 	 */
-	req_done(r, err ? -EIO : 0);
+	(void)err;
+	req_done(r, 0);
 }
 
 static void dispatch_discard(struct vc_req *r)
@@ -1065,6 +1111,8 @@ struct vc_aux {
 	int err;
 	bool then_write;	/* PREFLUSH done: submit the write */
 	struct vc_dev_io io[2];
+	struct vc_commit_waiter cw;	/* the cache side of a FLUSH */
+	struct vc_drain_waiter dw;	/* ... if its commit failed */
 };
 
 static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio);
@@ -1141,30 +1189,57 @@ static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
 	hio_complete(c, hio);
 }
 
+static void flush_done_part(struct vc_aux *a);
+
+static void flush_drain_end(struct vc_drain_waiter *dw, int err)
+{
+	struct vc_aux *a = vc_container_of(dw, struct vc_aux, dw);
+
+	if (err)
+		a->err = err;
+	flush_done_part(a);
+}
+
+/*
+ * The cache side of a FLUSH: the commit that started after it arrived
+ * (one cache FLUSH, then the records dirtied since the last commit) is
+ * done.  If it failed (the cache degraded meanwhile), only the device's
+ * dirty blocks depend on the cache device: the FLUSH completes once they
+ * are written back (EIO if one cannot be).  With none, everything
+ * acknowledged is on the backing device and its FLUSH decides; records
+ * that may still say dirty describe data already home (a write around
+ * such a block waits for its record), so they put nothing at risk.
+ */
+static void flush_commit_end(struct vc_commit_waiter *cw, int err)
+{
+	struct vc_aux *a = vc_container_of(cw, struct vc_aux, cw);
+	struct vc_cache *c = a->c;
+	u32 dev = a->hio->dev_id;
+
+	if (err && vc_atomic64_read(&c->bdev[dev].nr_dirty) > 0) {
+		a->dw.fn = flush_drain_end;
+		vc_drain_wait(c, &a->dw, dev);
+		return;
+	}
+	flush_done_part(a);
+}
+
 static void flush_end(struct vc_dev_io *io, int err)
 {
 	struct vc_aux *a = io->private;
+
+	if (err) {
+		vc_stat_add(VC_STAT(a->c, backing_write_errors), 1);
+		a->err = err;
+	}
+	flush_done_part(a);
+}
+
+static void flush_done_part(struct vc_aux *a)
+{
 	struct vc_cache *c = a->c;
 	struct vc_host_io *hio = a->hio;
 
-	if (err) {
-		if (io == &a->io[0]) {
-			vc_cache_write_failed(c, err, "cache flush failed");
-			/*
-			 * Only what the cache device's records claim depends
-			 * on it: dirty blocks, and records that may still say
-			 * dirty (a clean record not yet durable).  With none,
-			 * everything acknowledged is on the backing device
-			 * and its FLUSH decides.
-			 */
-			if (vc_atomic64_read(&c->nr_dirty) > 0 ||
-			    vc_atomic64_read(&c->nr_flashdirty) > 0)
-				a->err = err;
-		} else {
-			vc_stat_add(VC_STAT(c, backing_write_errors), 1);
-			a->err = err;
-		}
-	}
 	if (!vc_atomic_dec_and_test(&a->pending))
 		return;
 	if (a->err) {
@@ -1183,7 +1258,7 @@ static void flush_end(struct vc_dev_io *io, int err)
 	hio_complete(c, hio);
 }
 
-/* FLUSH the cache device and the backing device of @hio. */
+/* Commit (FLUSH the cache device) and FLUSH the backing device of @hio. */
 static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
 		     bool then_write)
 {
@@ -1199,10 +1274,10 @@ static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
 	a->then_write = then_write;
 	vc_atomic_set(&a->pending, 2);
 	note_backing_io(c);
-	io_init(&a->io[0], c->cdev, VC_DEV_FLUSH, 0, 0, 0, NULL, 0, flush_end, a);
 	io_init(&a->io[1], c->bdev[hio->dev_id].dev, VC_DEV_FLUSH, 0, 0, 0,
 		NULL, 0, flush_end, a);
-	vc_dev_submit(&a->io[0]);
+	a->cw.fn = flush_commit_end;
+	vc_commit_request(c, &a->cw, true);
 	vc_dev_submit(&a->io[1]);
 }
 

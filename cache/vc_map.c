@@ -35,7 +35,8 @@ static u64 mem_scaling(u64 nr_blocks)
 			   VC_RECS_PER_SECTOR);
 	total = nr_blocks * (sizeof(u64) + 3 * sizeof(u16)) +
 		heads * sizeof(u16) + ghost * sizeof(u8) +
-		mdsec * (2 * sizeof(u16) + sizeof(u8)) +
+		mdsec * (sizeof(u16) + sizeof(u32) + sizeof(u8)) +
+		(mdsec + 63) / 64 * 2 * sizeof(u64) +
 		nr_sets * sizeof(struct vc_set);
 	return total;
 }

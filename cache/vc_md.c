@@ -112,6 +112,7 @@ struct md_write {
 	struct vc_cache *c;
 	u64 idx;
 	u16 num;
+	u32 flushno;		/* its PREFLUSH's number, 0 = none */
 	struct vc_dev_io io;
 	struct vc_buf *buf;
 	struct vc_rec_sector rs;
@@ -179,7 +180,6 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 	}
 
 	vc_spin_lock(&c->md_lock[li]);
-	c->md_done[idx] = num;
 	pp = &c->md_waiters[li];
 	while (!nomem && (w = *pp) != NULL) {
 		if (w->sector == idx && (s16)(num - w->target) >= 0) {
@@ -234,6 +234,8 @@ static void md_end(struct vc_dev_io *io, int err)
 	u64 idx = mw->idx;
 	u16 num = mw->num;
 
+	if (!err && mw->flushno)
+		vc_cflush_done(c, mw->flushno);
 	vc_buf_free(mw->buf);
 	mw->buf = NULL;
 	md_complete(c, idx, num, &mw->rs, err);
@@ -261,7 +263,12 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 	vc_memset(&mw->io, 0, sizeof(mw->io));
 	mw->io.dev = c->cdev;
 	mw->io.op = VC_DEV_WRITE;
-	mw->io.flags = VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META;
+	mw->io.flags = VC_DEV_FUA | VC_DEV_META;
+	/* a DIRTY record in it whose data no completed flush covered yet */
+	if (vc_md_needs_preflush(c, idx)) {
+		mw->io.flags |= VC_DEV_PREFLUSH;
+		mw->flushno = vc_cflush_issue(c);
+	}
 	mw->io.sector = c->md_start + idx;
 	mw->io.len = VC_SECTOR_SIZE;
 	mw->io.buf = mw->buf;
@@ -280,7 +287,13 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 		void (*fn)(struct vc_md_waiter *w, int err))
 {
-	u64 idx = blk / VC_RECS_PER_SECTOR;
+	vc_md_mark_sector(c, blk / VC_RECS_PER_SECTOR, w, fn);
+}
+
+/* The same for record sector @idx. */
+void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
+		       void (*fn)(struct vc_md_waiter *w, int err))
+{
 	u32 li = (u32)(idx % VC_MD_LOCKS);
 	bool start = false;
 	u16 num = 0;

@@ -59,6 +59,7 @@ enum vc_param {
 	VC_P_ADMISSION,		/* enum vc_admission */
 	VC_P_ADMIT_FULL_PCT,	/* "nearly full" for admission */
 	VC_P_PID_MODE,		/* enum vc_pid_mode (vc_pidlist.h) */
+	VC_P_COMMIT_MS,		/* group commit of dirty records; 0 = none */
 	VC_NR_PARAMS
 };
 
@@ -301,6 +302,8 @@ struct vc_stats {
 	u64 backing_bytes_written, backing_bytes_read;
 	u64 backing_ios;
 	u64 md_writes;				/* metadata sector writes */
+	u64 commits;				/* group commits run */
+	u64 cache_flushes;			/* FLUSH + PREFLUSH sent to it */
 	u64 nr_blocks, valid_blocks, dirty_blocks;
 	u64 block_size;
 	u64 mem_bytes;				/* RAM used for metadata */

@@ -42,10 +42,13 @@
  *   - After a clean shutdown every valid record is trusted; after a crash
  *     only DIRTY records are (clean ones may be stale, their blocks having
  *     been reused without a metadata write).
- *   - A DIRTY record is written (PREFLUSH|FUA) only after the block's data
- *     write completed, and a block whose record may say DIRTY is never
- *     reused before a record saying otherwise is durable: every DIRTY
- *     record found after a crash points to that block's newest data.
+ *   - A DIRTY record is written (with FUA, after a cache FLUSH that
+ *     followed the block's data write, or with PREFLUSH) only after the
+ *     block's data write completed, and a block whose record may say
+ *     DIRTY is never reused before a record saying otherwise is durable:
+ *     every DIRTY record found after a crash points to that block's
+ *     newest data.  Records of writes never flushed may be missing: those
+ *     blocks come back as the backing device has them.
  */
 #ifndef VC_FORMAT_H
 #define VC_FORMAT_H
