@@ -19,7 +19,7 @@ static const struct param_desc params[VC_NR_PARAMS] = {
 	[VC_P_MAX_DIRTY_AGE_MS]	 = { "max_dirty_age_ms", 60000, 0, 86400000 },
 	[VC_P_IDLE_MS]		 = { "idle_ms", 2000, 0, 86400000 },
 	[VC_P_WB_MAX_INFLIGHT]	 = { "wb_max_inflight", 64, 1, 1024 },
-	[VC_P_WB_MAX_IO_KIB]	 = { "wb_max_io_kib", 1024, 4, 65536 },
+	[VC_P_WB_MAX_IO_KIB]	 = { "wb_max_io_kib", 1024, 4, VC_MAX_WB_IO_KIB },
 	[VC_P_CLEAN_INTERVAL_MS] = { "clean_interval_ms", 1000, 1, 3600000 },
 	[VC_P_SEQ_ENABLE]	 = { "seq_enable", 1, 0, 1 },
 	[VC_P_SEQ_THRESHOLD_KIB] = { "seq_threshold_kib", VC_SEQ_DEF_THRESH_KIB,
@@ -125,6 +125,8 @@ static void cache_free(struct vc_cache *c)
 	vc_work_destroy(&c->clean_work);
 	vc_work_destroy(&c->defer_work);
 	vc_commit_free(c);
+	vc_io_pools_exit(c);
+	vc_mempool_exit(&c->md_pool);
 	vc_cleaner_free(c);
 	vc_map_free(c);
 	vc_large_free(c->md_started);
@@ -178,6 +180,10 @@ static int cache_init(struct vc_cache *c)
 	if (!c->md_started || !c->md_flags)
 		return -ENOMEM;
 	err = vc_commit_init(c);
+	if (!err)
+		err = vc_io_pools_init(c);
+	if (!err)
+		err = vc_md_pool_init(c);
 	if (err)
 		return err;
 	vc_atomic64_set(&c->last_backing_io_ns, (s64)vc_now_ns());

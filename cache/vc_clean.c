@@ -291,6 +291,7 @@ static void issue_run(struct vc_cache *c, struct vc_run *run)
 
 	run->err = 0;
 	run->buf = NULL;
+	run->reserved = false;
 	if (!(c->flags & VC_CFG_NODATA)) {
 		run->buf = vc_buf_alloc(run->nr << c->block_shift, VC_GFP_NOIO);
 		if (!run->buf)
@@ -298,8 +299,24 @@ static void issue_run(struct vc_cache *c, struct vc_run *run)
 	}
 	run->rio = err ? NULL : vc_zalloc(sizeof(*run->rio) * run->nr,
 					  VC_GFP_NOIO);
-	if (!run->rio)
+	if (!run->rio) {
+		vc_buf_free(run->buf);
+		run->buf = NULL;
 		err = -ENOMEM;
+		/* short of memory: the reserve, if free and big enough */
+		vc_spin_lock(&c->clean_lock);
+		if (!c->res_busy && run->nr <= c->res_blocks) {
+			c->res_busy = true;
+			run->reserved = true;
+		}
+		vc_spin_unlock(&c->clean_lock);
+		if (run->reserved) {
+			run->buf = c->res_buf;
+			run->rio = c->res_rio;
+			vc_memset(run->rio, 0, sizeof(*run->rio) * run->nr);
+			err = 0;
+		}
+	}
 	vc_memset(&run->wio, 0, sizeof(run->wio));
 	run->wio.dev = c->bdev[vc_key_dev(key)].dev;
 	run->wio.op = VC_DEV_WRITE;
@@ -348,10 +365,17 @@ static void run_write_end(struct vc_dev_io *io, int err)
 		vc_stat_add(VC_STAT(c, backing_bytes_written),
 			    (u64)run->nr << c->block_shift);
 	}
-	vc_buf_free(run->buf);
+	if (run->reserved) {
+		vc_spin_lock(&c->clean_lock);
+		c->res_busy = false;
+		vc_spin_unlock(&c->clean_lock);
+	} else {
+		vc_buf_free(run->buf);
+		vc_free(run->rio);
+	}
 	run->buf = NULL;
-	vc_free(run->rio);
 	run->rio = NULL;
+	run->reserved = false;
 
 	vc_spin_lock(&c->clean_lock);
 	c->runs_inflight--;
@@ -369,6 +393,7 @@ static void run_write_end(struct vc_dev_io *io, int err)
 
 struct vc_clean_flush {
 	struct vc_cache *c;
+	bool reserved;		/* c->res_flush */
 	vc_atomic_t pending;
 	int err[VC_MAX_BACKING];
 	struct vc_dev_io io[VC_MAX_BACKING];
@@ -399,11 +424,10 @@ static void batch_flush(struct vc_cache *c)
 	u32 d;
 
 	if (!f) {
-		/* cannot flush: nothing becomes clean this time */
-		for (d = 0; d < c->rb_nr; d++)
-			c->rb[d].err = 1;
-		finish_batch(c, NULL);
-		return;
+		/* one batch at a time: the reserve is free */
+		f = c->res_flush;
+		vc_memset(f, 0, sizeof(*f));
+		f->reserved = true;
 	}
 	f->c = c;
 	vc_atomic_set(&f->pending, 1);
@@ -484,7 +508,8 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 		if (md)
 			vc_md_mark(c, e->blk, NULL, NULL);
 	}
-	vc_free(f);
+	if (f && !f->reserved)
+		vc_free(f);
 	vc_spin_lock(&c->clean_lock);
 	c->batch_active = false;
 	c->rb_nr = 0;
@@ -655,7 +680,16 @@ int vc_cleaner_init(struct vc_cache *c)
 	c->cand = vc_large_zalloc(sizeof(*c->cand) * VC_CLEAN_BATCH);
 	c->rb = vc_large_zalloc(sizeof(*c->rb) * 2 * VC_CLEAN_BATCH);
 	c->runs = vc_large_zalloc(sizeof(*c->runs) * 2 * VC_CLEAN_BATCH);
-	if (!c->cand || !c->rb || !c->runs) {
+	/* the largest run (wb_max_io_kib's maximum) */
+	c->res_blocks = (u32)vc_min_u64(VC_MAX_WB_IO_KIB << 10 >> c->block_shift,
+					c->nr_blocks);
+	if (!(c->flags & VC_CFG_NODATA))
+		c->res_buf = vc_buf_alloc(c->res_blocks << c->block_shift,
+					  VC_GFP_KERNEL);
+	c->res_rio = vc_large_zalloc(sizeof(*c->res_rio) * c->res_blocks);
+	c->res_flush = vc_zalloc(sizeof(*c->res_flush), VC_GFP_KERNEL);
+	if (!c->cand || !c->rb || !c->runs || !c->res_rio || !c->res_flush ||
+	    (!(c->flags & VC_CFG_NODATA) && !c->res_buf)) {
 		vc_cleaner_free(c);
 		return -ENOMEM;
 	}
@@ -696,6 +730,12 @@ void vc_cleaner_start(struct vc_cache *c)
 
 void vc_cleaner_free(struct vc_cache *c)
 {
+	vc_buf_free(c->res_buf);
+	vc_large_free(c->res_rio);
+	vc_free(c->res_flush);
+	c->res_buf = NULL;
+	c->res_rio = NULL;
+	c->res_flush = NULL;
 	vc_large_free(c->cand);
 	vc_large_free(c->rb);
 	vc_large_free(c->runs);

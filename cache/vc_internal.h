@@ -85,6 +85,7 @@
 #define VC_MAX_WAYS		32768u
 #define VC_NIL			0xffffu
 #define VC_MD_LOCKS		64u
+#define VC_MAX_WB_IO_KIB	4096u	/* largest write-back I/O */
 
 /* block word layout */
 #define B_LBA_BITS		42
@@ -132,6 +133,7 @@ static inline u64 vc_hash64(u64 k)
 }
 
 struct vc_req;
+struct vc_clean_flush;
 
 /* A waiter for a metadata sector write. */
 struct vc_md_waiter {
@@ -201,6 +203,7 @@ struct vc_run {
 	struct vc_buf *buf;
 	vc_atomic_t pending;
 	int err;
+	bool reserved;		/* buf and rio are the cleaner's reserve */
 	struct vc_dev_io wio;	/* backing write */
 	struct vc_dev_io *rio;	/* cache reads, nr of them */
 };
@@ -315,6 +318,17 @@ struct vc_cache {
 	u32 flush_pending;	/* backing FLUSHes outstanding */
 	u32 batch_dev_mask;
 	struct vc_drain_waiter *drain_waiters;
+	/*
+	 * The cleaner's reserve, so that write-back (which is how dirty data
+	 * drains) makes progress when memory is short: one run's buffer and
+	 * reads, and the batch's FLUSH state.
+	 */
+	struct vc_buf *res_buf;
+	struct vc_dev_io *res_rio;
+	u32 res_blocks;		/* a run fits the reserve up to this */
+	bool res_busy;
+	struct vc_clean_flush *res_flush;
+	bool res_flush_busy;
 	u32 scan_set;		/* next set to scan */
 	vc_atomic64_t last_backing_io_ns;
 	vc_atomic_t tail_pressure;	/* victims hard to find: clean tails */
@@ -343,6 +357,13 @@ struct vc_cache {
 	struct vc_seq seq;
 	struct vc_pidlist pids;
 
+	/*
+	 * Pools of the I/O path (vc_env.h): request pieces, FLUSH/discard
+	 * state, metadata writes, and block buffers for saving a dirty block
+	 * whose cache write failed.
+	 */
+	vc_mempool_t req_pool, aux_pool, md_pool, blk_pool;
+
 	struct vc_stats_atomic st;
 	u64 mem_bytes;
 };
@@ -364,6 +385,7 @@ struct vc_req {
 	u8 newdirty;		/* this write made the block dirty */
 	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
+	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
 	u8 lost;		/* the block's other dirty data was lost */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */
@@ -429,6 +451,7 @@ int vc_md_write_all(struct vc_cache *c);
 int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	       struct vc_buf *buf);
 int vc_md_wait_idle(struct vc_cache *c);
+int vc_md_pool_init(struct vc_cache *c);
 void vc_md_retry(struct vc_cache *c);
 void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 		       void (*fn)(struct vc_md_waiter *w, int err));
@@ -449,7 +472,15 @@ void vc_commit_stop(struct vc_cache *c);
 int vc_commit_init(struct vc_cache *c);
 void vc_commit_free(struct vc_cache *c);
 
+/* A block buffer of c->blk_pool. */
+struct vc_pooled_buf {
+	struct vc_buf buf;
+	u8 data[];
+};
+
 /* vc_io.c */
+int vc_io_pools_init(struct vc_cache *c);
+void vc_io_pools_exit(struct vc_cache *c);
 void vc_defer(struct vc_cache *c, struct vc_req *r);
 void vc_defer_work_fn(vc_work_t *w);
 void vc_req_dispatch(struct vc_req *r);

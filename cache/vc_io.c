@@ -126,9 +126,16 @@ static void set_err(struct vc_host_io *hio, int err)
 /* A piece finished: record its error, free it, complete the host I/O. */
 static void req_free(struct vc_req *r)
 {
-	vc_buf_free(r->bounce);
+	struct vc_cache *c = r->c;
+
+	if (r->bounce_pooled)
+		vc_mempool_free(&c->blk_pool,
+				vc_container_of(r->bounce, struct vc_pooled_buf,
+						buf));
+	else
+		vc_buf_free(r->bounce);
 	if (!r->embedded)
-		vc_free(r);
+		vc_mempool_free(&c->req_pool, r);
 }
 
 static void req_done(struct vc_req *r, int err)
@@ -390,16 +397,12 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	}
 	if (r->embedded) {
 		/* the host request (and @r in it) is gone once acked */
-		struct vc_req *n = vc_malloc(sizeof(*n), VC_GFP_NOIO);
+		struct vc_req *n = vc_mempool_alloc(&c->req_pool);
 
-		if (!n) {
-			invalidate_blk(c, r->blk);
-			req_done(r, 0);
-			return;
-		}
 		*n = *r;
 		n->embedded = 0;
 		r->bounce = NULL;
+		r->bounce_pooled = 0;
 		req_ack(r, 0);
 		r = n;
 	} else {
@@ -704,11 +707,12 @@ static void wb_fallback(struct vc_req *r)
 	if (!(c->flags & VC_CFG_NODATA) && !r->bounce)
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 	if (!(c->flags & VC_CFG_NODATA) && !r->bounce) {
-		vc_log_err("%s: no memory to save dirty block %u: its other data is lost",
-			   c->cdev->name, r->blk);
-		r->lost = 1;
-		write_piece_home(r);
-		return;
+		/* the pool's reserve: saving dirty data must not fail */
+		struct vc_pooled_buf *pb = vc_mempool_alloc(&c->blk_pool);
+
+		vc_buf_init_mem(&pb->buf, pb->data, c->block_size);
+		r->bounce = &pb->buf;
+		r->bounce_pooled = 1;
 	}
 	io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, blk_sector(c, r->blk),
 		c->block_size, r->bounce, 0, rmw_read_end, r);
@@ -1163,11 +1167,14 @@ static void discard_down_end(struct vc_dev_io *io, int err)
 {
 	struct vc_aux *a = io->private;
 
+	struct vc_cache *c = a->c;
+	struct vc_host_io *hio = a->hio;
+
 	/* a backing device without discard support is not an error */
 	if (err && err != -EOPNOTSUPP)
-		set_err(a->hio, err);
-	hio_complete(a->c, a->hio);
-	vc_free(a);
+		set_err(hio, err);
+	vc_mempool_free(&c->aux_pool, a);	/* before: @c may go after */
+	hio_complete(c, hio);
 }
 
 static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
@@ -1185,7 +1192,7 @@ static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
 		vc_dev_submit(&a->io[0]);
 		return;
 	}
-	vc_free(a);
+	vc_mempool_free(&c->aux_pool, a);
 	hio_complete(c, hio);
 }
 
@@ -1242,19 +1249,15 @@ static void flush_done_part(struct vc_aux *a)
 
 	if (!vc_atomic_dec_and_test(&a->pending))
 		return;
-	if (a->err) {
+	if (a->err)
 		set_err(hio, a->err);
-		hio_complete(c, hio);
-		vc_free(a);
-		return;
-	}
-	if (a->then_write) {
-		vc_free(a);
+	if (a->then_write && !a->err) {
+		vc_mempool_free(&c->aux_pool, a);
 		hio->aux = NULL;
 		split_and_dispatch(c, hio);
 		return;
 	}
-	vc_free(a);
+	vc_mempool_free(&c->aux_pool, a);
 	hio_complete(c, hio);
 }
 
@@ -1262,13 +1265,8 @@ static void flush_done_part(struct vc_aux *a)
 static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
 		     bool then_write)
 {
-	struct vc_aux *a = vc_zalloc(sizeof(*a), VC_GFP_NOIO);
+	struct vc_aux *a = vc_mempool_alloc(&c->aux_pool);
 
-	if (!a) {
-		set_err(hio, -ENOMEM);
-		hio_complete(c, hio);
-		return;
-	}
 	a->c = c;
 	a->hio = hio;
 	a->then_write = then_write;
@@ -1306,11 +1304,7 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 			vc_memset(r, 0, sizeof(*r));
 			r->embedded = 1;
 		} else {
-			r = vc_zalloc(sizeof(*r), VC_GFP_NOIO);
-		}
-		if (!r) {
-			set_err(hio, -ENOMEM);
-			break;
+			r = vc_mempool_alloc(&c->req_pool);
 		}
 		r->c = c;
 		r->hio = hio;
@@ -1371,13 +1365,7 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		return;
 	case VC_OP_DISCARD:
 		vc_stat_add(VC_STAT(c, discards), 1);
-		hio->aux = vc_zalloc(sizeof(struct vc_aux), VC_GFP_NOIO);
-		if (!hio->aux) {
-			vc_atomic_dec(&d->inflight);
-			vc_atomic_dec(&c->host_inflight);
-			hio->end_io(hio, -ENOMEM);
-			return;
-		}
+		hio->aux = vc_mempool_alloc(&c->aux_pool);
 		((struct vc_aux *)hio->aux)->c = c;
 		((struct vc_aux *)hio->aux)->hio = hio;
 		split_and_dispatch(c, hio);
@@ -1396,4 +1384,31 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		return;
 	}
 	split_and_dispatch(c, hio);
+}
+
+/* ---------------------------------------------------------------- pools */
+#define REQ_POOL_MIN	256	/* pieces: a 1 MiB request in 4 KiB blocks */
+#define AUX_POOL_MIN	16
+#define BLK_POOL_MIN	4
+
+int vc_io_pools_init(struct vc_cache *c)
+{
+	int err = vc_mempool_init(&c->req_pool, REQ_POOL_MIN,
+				  sizeof(struct vc_req));
+
+	if (!err)
+		err = vc_mempool_init(&c->aux_pool, AUX_POOL_MIN,
+				      sizeof(struct vc_aux));
+	if (!err && !(c->flags & VC_CFG_NODATA))
+		err = vc_mempool_init(&c->blk_pool, BLK_POOL_MIN,
+				      sizeof(struct vc_pooled_buf) +
+				      c->block_size);
+	return err;
+}
+
+void vc_io_pools_exit(struct vc_cache *c)
+{
+	vc_mempool_exit(&c->blk_pool);
+	vc_mempool_exit(&c->aux_pool);
+	vc_mempool_exit(&c->req_pool);
 }

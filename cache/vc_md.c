@@ -114,7 +114,7 @@ struct md_write {
 	u16 num;
 	u32 flushno;		/* its PREFLUSH's number, 0 = none */
 	struct vc_dev_io io;
-	struct vc_buf *buf;
+	struct vc_buf buf;	/* over rs */
 	struct vc_rec_sector rs;
 };
 
@@ -236,30 +236,19 @@ static void md_end(struct vc_dev_io *io, int err)
 
 	if (!err && mw->flushno)
 		vc_cflush_done(c, mw->flushno);
-	vc_buf_free(mw->buf);
-	mw->buf = NULL;
 	md_complete(c, idx, num, &mw->rs, err);
-	vc_free(mw);
+	vc_mempool_free(&c->md_pool, mw);
 }
 
 static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 {
-	struct md_write *mw = vc_zalloc(sizeof(*mw), VC_GFP_NOIO);
+	struct md_write *mw = vc_mempool_alloc(&c->md_pool);	/* never NULL */
 
-	if (mw)
-		mw->buf = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_NOIO);
-	if (!mw || !mw->buf) {
-		vc_free(mw);
-		vc_log_warn("metadata write of sector %llu: out of memory",
-			    (unsigned long long)idx);
-		md_complete(c, idx, num, NULL, -ENOMEM);
-		return;
-	}
 	mw->c = c;
 	mw->idx = idx;
 	mw->num = num;
 	build_rec_sector(c, idx, &mw->rs);
-	vc_buf_from_mem(mw->buf, 0, &mw->rs, sizeof(mw->rs));
+	vc_buf_init_mem(&mw->buf, &mw->rs, sizeof(mw->rs));
 	vc_memset(&mw->io, 0, sizeof(mw->io));
 	mw->io.dev = c->cdev;
 	mw->io.op = VC_DEV_WRITE;
@@ -271,12 +260,20 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 	}
 	mw->io.sector = c->md_start + idx;
 	mw->io.len = VC_SECTOR_SIZE;
-	mw->io.buf = mw->buf;
+	mw->io.buf = &mw->buf;
 	mw->io.end_io = md_end;
 	mw->io.private = mw;
 	vc_stat_add(VC_STAT(c, md_writes), 1);
 	vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
 	vc_dev_submit(&mw->io);
+}
+
+#define MD_POOL_MIN	16
+
+int vc_md_pool_init(struct vc_cache *c)
+{
+	return vc_mempool_init(&c->md_pool, MD_POOL_MIN,
+			       sizeof(struct md_write));
 }
 
 /*

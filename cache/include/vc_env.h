@@ -146,6 +146,19 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  * gigabytes; kvzalloc in the kernel), always zeroed, control path only:
  *   void *vc_large_zalloc(size_t size);
  *   void vc_large_free(void *p);
+ *
+ * Memory pools, for what the I/O path must get to make progress under
+ * memory pressure (request pieces, FLUSH/discard state, metadata writes):
+ * objects of one size with a reserve of @min_nr (mempool_t in the kernel).
+ * vc_mempool_alloc() returns a zeroed object and never fails: it may wait
+ * for one to be freed, so never call it with an engine lock held.
+ *   int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
+ *   void vc_mempool_exit(vc_mempool_t *p);          (after a failed init too)
+ *   void *vc_mempool_alloc(vc_mempool_t *p);
+ *   void vc_mempool_free(vc_mempool_t *p, void *obj);
+ * A caller-owned struct vc_buf over memory of the caller's (e.g. inside a
+ * pool object; kmalloc'ed or vmalloc'ed in the kernel, not the stack):
+ *   void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len);
  */
 
 /* ---------------------------------------------------------------------

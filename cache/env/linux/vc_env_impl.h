@@ -22,6 +22,7 @@
 #include <linux/mutex.h>
 #include <linux/atomic.h>
 #include <linux/slab.h>
+#include <linux/mempool.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/ktime.h>
@@ -115,6 +116,25 @@ static inline void vc_free(void *p) { kfree(p); }
 void *vc_large_zalloc(size_t size);
 static inline void vc_large_free(void *p) { kvfree(p); }
 
+typedef struct { mempool_t pool; size_t size; } vc_mempool_t;
+static inline int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)
+{
+	p->size = size;
+	return mempool_init_kmalloc_pool(&p->pool, min_nr, size);
+}
+static inline void vc_mempool_exit(vc_mempool_t *p) { mempool_exit(&p->pool); }
+static inline void *vc_mempool_alloc(vc_mempool_t *p)
+{
+	void *o = mempool_alloc(&p->pool, GFP_NOIO);	/* never NULL */
+
+	memset(o, 0, p->size);
+	return o;
+}
+static inline void vc_mempool_free(vc_mempool_t *p, void *obj)
+{
+	mempool_free(obj, &p->pool);
+}
+
 /* ---- processes ---- */
 bool vc_env_pid_alive(void *ctx, s32 pid);
 
@@ -155,6 +175,7 @@ struct vc_buf {
 };
 struct vc_buf *vc_buf_alloc(u32 len, unsigned int gfp);
 void vc_buf_free(struct vc_buf *b);
+void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len);
 void vc_buf_copy(struct vc_buf *dst, u32 doff, struct vc_buf *src, u32 soff,
 		 u32 len);
 void vc_buf_zero(struct vc_buf *b, u32 off, u32 len);

@@ -11,7 +11,20 @@
 #include "vc_linux.h"
 
 static struct workqueue_struct *vc_wq;
+/*
+ * Every bio the engine sends down comes from here, with its completion
+ * hand-off (struct vc_lio) in the front pad: no allocation per I/O beyond
+ * the bio_set's mempool, so device I/O makes progress under memory
+ * pressure.
+ */
 static struct bio_set vc_bs;
+
+struct vc_lio {
+	struct work_struct work;
+	struct vc_dev_io *io;
+	int err;
+	struct bio bio;		/* last: the bio_set's front pad ends here */
+};
 
 int vc_env_init(void)
 {
@@ -20,7 +33,8 @@ int vc_env_init(void)
 	vc_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!vc_wq)
 		return -ENOMEM;
-	err = bioset_init(&vc_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
+	err = bioset_init(&vc_bs, BIO_POOL_SIZE, offsetof(struct vc_lio, bio),
+			  BIOSET_NEED_BVECS);
 	if (err) {
 		destroy_workqueue(vc_wq);
 		vc_wq = NULL;
@@ -139,6 +153,14 @@ void vc_buf_free(struct vc_buf *b)
 	kfree(b);
 }
 
+void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len)
+{
+	memset(b, 0, sizeof(*b));
+	b->kind = VC_BUF_MEM;
+	b->data = data;
+	b->len = len;
+}
+
 void vc_linux_buf_init_bio(struct vc_buf *b, struct bio *bio)
 {
 	memset(b, 0, sizeof(*b));
@@ -249,28 +271,21 @@ void vc_buf_copy(struct vc_buf *dst, u32 doff, struct vc_buf *src, u32 soff,
 }
 
 /* ------------------------------------------------------------ devices */
-struct vc_lio {
-	struct work_struct work;
-	struct vc_dev_io *io;
-	int err;
-};
-
 static void lio_work(struct work_struct *ws)
 {
 	struct vc_lio *l = container_of(ws, struct vc_lio, work);
 	struct vc_dev_io *io = l->io;
 	int err = l->err;
 
-	kfree(l);
+	bio_put(&l->bio);
 	io->end_io(io, err);
 }
 
 static void lio_endio(struct bio *bio)
 {
-	struct vc_lio *l = bio->bi_private;
+	struct vc_lio *l = container_of(bio, struct vc_lio, bio);
 
 	l->err = blk_status_to_errno(bio->bi_status);
-	bio_put(bio);
 	queue_work(vc_wq, &l->work);
 }
 
@@ -279,20 +294,44 @@ static struct page *addr_page(void *p)
 	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
 }
 
+/* A bio of @opf at @sector for up to @nr pages; never NULL (mempool). */
+static struct bio *lio_alloc(struct block_device *bdev, unsigned int nr,
+			     blk_opf_t opf, sector_t sector)
+{
+	struct bio *bio = bio_alloc_bioset(bdev, min_t(unsigned int, nr,
+						       BIO_MAX_VECS),
+					   opf, GFP_NOIO, &vc_bs);
+
+	bio->bi_iter.bi_sector = sector;
+	return bio;
+}
+
+/*
+ * A bio for a memory buffer (kmalloc'ed or vmalloc'ed, any length): a
+ * buffer of more pages than a bio holds becomes a chain, the earlier
+ * bios submitted here and the returned last one completing after all.
+ */
 static struct bio *mem_bio(struct block_device *bdev, struct vc_dev_io *io,
 			   blk_opf_t opf)
 {
 	u8 *p = (u8 *)io->buf->data + io->buf_off;
 	u32 left = io->len;
 	unsigned int nr = DIV_ROUND_UP(offset_in_page(p) + left, PAGE_SIZE);
-	struct bio *bio = bio_alloc_bioset(bdev, nr, opf, GFP_NOIO, &vc_bs);
+	struct bio *bio = lio_alloc(bdev, nr, opf, io->sector);
 
 	while (left) {
 		u32 n = min_t(u32, left, PAGE_SIZE - offset_in_page(p));
 
 		if (bio_add_page(bio, addr_page(p), n, offset_in_page(p)) != n) {
-			bio_put(bio);
-			return NULL;
+			/* full: chain a new one behind it */
+			struct bio *next;
+
+			nr = DIV_ROUND_UP(offset_in_page(p) + left, PAGE_SIZE);
+			next = lio_alloc(bdev, nr, opf, bio_end_sector(bio));
+			bio_chain(bio, next);
+			submit_bio(bio);
+			bio = next;
+			continue;
 		}
 		p += n;
 		left -= n;
@@ -303,16 +342,10 @@ static struct bio *mem_bio(struct block_device *bdev, struct vc_dev_io *io,
 static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 {
 	struct vc_linux_dev *ld = dev->priv;
-	struct vc_lio *l = kmalloc(sizeof(*l), GFP_NOIO);
-	struct bio *bio = NULL;
+	struct vc_lio *l;
+	struct bio *bio;
 	blk_opf_t opf;
 
-	if (!l) {
-		io->end_io(io, -ENOMEM);
-		return;
-	}
-	INIT_WORK(&l->work, lio_work);
-	l->io = io;
 	switch (io->op) {
 	case VC_DEV_READ:
 		opf = REQ_OP_READ;
@@ -335,29 +368,26 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 		opf |= REQ_META;
 
 	if (io->op == VC_DEV_FLUSH || io->op == VC_DEV_DISCARD) {
-		bio = bio_alloc_bioset(ld->bdev, 0, opf, GFP_NOIO, &vc_bs);
+		bio = lio_alloc(ld->bdev, 0, opf, io->sector);
 		if (io->op == VC_DEV_DISCARD)
 			bio->bi_iter.bi_size = io->len;
 	} else if (!io->buf) {
-		bio = NULL;
+		io->end_io(io, -EINVAL);
+		return;
 	} else if (io->buf->kind == VC_BUF_BIO) {
+		/* bio_alloc_clone() from a bio_set with GFP_NOIO never fails */
 		bio = bio_alloc_clone(ld->bdev, io->buf->bio, GFP_NOIO, &vc_bs);
-		if (bio) {
-			bio->bi_iter = io->buf->iter;
-			bio_trim(bio, io->buf_off >> SECTOR_SHIFT,
-				 io->len >> SECTOR_SHIFT);
-			bio->bi_opf = opf;
-		}
+		bio->bi_iter = io->buf->iter;
+		bio_trim(bio, io->buf_off >> SECTOR_SHIFT,
+			 io->len >> SECTOR_SHIFT);
+		bio->bi_opf = opf;
+		bio->bi_iter.bi_sector = io->sector;
 	} else {
 		bio = mem_bio(ld->bdev, io, opf);
 	}
-	if (!bio) {
-		kfree(l);
-		io->end_io(io, io->buf ? -ENOMEM : -EINVAL);
-		return;
-	}
-	bio->bi_iter.bi_sector = io->sector;
-	bio->bi_private = l;
+	l = container_of(bio, struct vc_lio, bio);
+	INIT_WORK(&l->work, lio_work);
+	l->io = io;
 	bio->bi_end_io = lio_endio;
 	submit_bio(bio);
 }

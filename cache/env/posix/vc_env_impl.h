@@ -117,6 +117,23 @@ void vc_free(void *p);
 void *vc_large_zalloc(size_t size);
 void vc_large_free(void *p);
 
+/*
+ * A reserve of min_nr objects, used when an allocation fails (the fault
+ * point vc_posix_fail_io_allocs() makes them fail); an empty reserve
+ * falls back to calloc: tests never block.
+ */
+typedef struct {
+	pthread_mutex_t m;
+	void **reserve;
+	u32 nr, min_nr;
+	size_t size;
+	u64 reserve_used;	/* allocations served from the reserve */
+} vc_mempool_t;
+int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
+void vc_mempool_exit(vc_mempool_t *p);
+void *vc_mempool_alloc(vc_mempool_t *p);
+void vc_mempool_free(vc_mempool_t *p, void *obj);
+
 /* ---- processes ---- */
 bool vc_env_pid_alive(void *ctx, s32 pid);
 
@@ -157,6 +174,7 @@ struct vc_buf {
 };
 struct vc_buf *vc_buf_alloc(u32 len, unsigned int gfp);
 void vc_buf_free(struct vc_buf *b);
+void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len);
 void vc_buf_copy(struct vc_buf *dst, u32 doff, struct vc_buf *src, u32 soff,
 		 u32 len);
 void vc_buf_zero(struct vc_buf *b, u32 off, u32 len);

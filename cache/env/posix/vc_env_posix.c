@@ -110,6 +110,68 @@ void vc_free(void *p)
 	free(p);
 }
 
+int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->m, NULL);
+	p->size = size;
+	p->min_nr = min_nr;
+	p->reserve = calloc(min_nr ? min_nr : 1, sizeof(void *));
+	if (!p->reserve)
+		return -ENOMEM;
+	while (p->nr < min_nr) {
+		p->reserve[p->nr] = calloc(1, size);
+		if (!p->reserve[p->nr])
+			return -ENOMEM;
+		p->nr++;
+	}
+	return 0;
+}
+
+void vc_mempool_exit(vc_mempool_t *p)
+{
+	while (p->reserve && p->nr)
+		free(p->reserve[--p->nr]);
+	free(p->reserve);
+	p->reserve = NULL;
+	pthread_mutex_destroy(&p->m);
+}
+
+void *vc_mempool_alloc(vc_mempool_t *p)
+{
+	void *o = alloc_fails(VC_GFP_NOIO) ? NULL : calloc(1, p->size);
+
+	if (o)
+		return o;
+	pthread_mutex_lock(&p->m);
+	if (p->nr) {
+		o = p->reserve[--p->nr];
+		p->reserve_used++;
+	}
+	pthread_mutex_unlock(&p->m);
+	if (o) {
+		memset(o, 0, p->size);
+		return o;
+	}
+	o = calloc(1, p->size);
+	if (!o)
+		abort();
+	return o;
+}
+
+void vc_mempool_free(vc_mempool_t *p, void *obj)
+{
+	if (!obj)
+		return;
+	pthread_mutex_lock(&p->m);
+	if (p->nr < p->min_nr) {
+		p->reserve[p->nr++] = obj;
+		obj = NULL;
+	}
+	pthread_mutex_unlock(&p->m);
+	free(obj);
+}
+
 void *vc_large_zalloc(size_t size)
 {
 	return calloc(1, size ? size : 1);
@@ -488,6 +550,13 @@ struct vc_buf *vc_buf_alloc(u32 len, unsigned int gfp)
 	b->len = len;
 	b->owned = true;
 	return b;
+}
+
+void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len)
+{
+	b->data = data;
+	b->len = len;
+	b->owned = false;
 }
 
 struct vc_buf *vc_buf_wrap(void *data, u32 len)

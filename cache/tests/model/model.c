@@ -328,7 +328,7 @@ static void op_param(struct run *r)
 		break;
 	default:
 		id = VC_P_WB_MAX_IO_KIB;
-		v = 4 << h_rand_below(h, 7);
+		v = 4 << h_rand_below(h, 11);	/* 4 KiB .. the 4 MiB maximum */
 		break;
 	}
 	note(h, "set param %s = %llu", vc_param_name(id),
