@@ -363,6 +363,7 @@ struct vc_cache {
 	 * whose cache write failed.
 	 */
 	vc_mempool_t req_pool, aux_pool, md_pool, blk_pool;
+	struct vc_buf *zero_buf;	/* a block of zeroes, read-only */
 
 	struct vc_stats_atomic st;
 	u64 mem_bytes;
@@ -373,6 +374,7 @@ enum vc_req_kind {
 	RK_READ,
 	RK_WRITE,
 	RK_DISCARD,
+	RK_ZERO,	/* a piece of a WRITE_ZEROES */
 };
 
 struct vc_req {
@@ -386,6 +388,7 @@ struct vc_req {
 	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
 	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
+	u8 zero;		/* writes zeroes (c->zero_buf), not host data */
 	u8 lost;		/* the block's other dirty data was lost */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */

@@ -158,6 +158,17 @@ static void req_ack(struct vc_req *r, int err)
 	hio_put(r->c, hio);
 }
 
+/* Where a write piece's data is: the host's buffer, or zeroes. */
+static struct vc_buf *src_buf(struct vc_req *r)
+{
+	return r->zero ? r->c->zero_buf : r->hio->buf;
+}
+
+static u32 src_off(struct vc_req *r)
+{
+	return r->zero ? 0 : r->hio->buf_off + r->hoff;
+}
+
 static void io_init(struct vc_dev_io *io, struct vc_dev *dev, u8 op,
 		    u32 flags, u64 sector, u32 len, struct vc_buf *buf,
 		    u32 buf_off, vc_dev_end_io_t end, void *priv)
@@ -589,12 +600,9 @@ static void byp_md_end(struct vc_md_waiter *mw, int err)
 
 static void write_backing_only(struct vc_req *r)
 {
-	struct vc_host_io *hio = r->hio;
-
 	note_backing_io(r->c);
 	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
-		r->sector, r->len, hio->buf, hio->buf_off + r->hoff,
-		backing_write_end, r);
+		r->sector, r->len, src_buf(r), src_off(r), backing_write_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -654,8 +662,7 @@ static void write_piece_home(struct vc_req *r)
 {
 	note_backing_io(r->c);
 	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
-		r->sector, r->len, r->hio->buf, r->hio->buf_off + r->hoff,
-		wb_fallback_end, r);
+		r->sector, r->len, src_buf(r), src_off(r), wb_fallback_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -673,8 +680,7 @@ static void rmw_read_end(struct vc_dev_io *io, int err)
 		write_piece_home(r);
 		return;
 	}
-	vc_buf_copy(r->bounce, r->off, r->hio->buf, r->hio->buf_off + r->hoff,
-		    r->len);
+	vc_buf_copy(r->bounce, r->off, src_buf(r), src_off(r), r->len);
 	note_backing_io(c);
 	/* FUA: the block's dirty record is cleared right after */
 	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, VC_DEV_FUA,
@@ -860,16 +866,15 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 static void write_both(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
-	struct vc_host_io *hio = r->hio;
 	u32 fl = r->fua ? VC_DEV_FUA : 0;
 
 	vc_atomic_set(&r->pending, 2);
 	note_backing_io(c);
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, fl,
 		blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT), r->len,
-		hio->buf, hio->buf_off + r->hoff, wt_sub_end, r);
+		src_buf(r), src_off(r), wt_sub_end, r);
 	io_init(&r->io[1], bdev_of(r), VC_DEV_WRITE, fl, r->sector, r->len,
-		hio->buf, hio->buf_off + r->hoff, wt_sub_end, r);
+		src_buf(r), src_off(r), wt_sub_end, r);
 	vc_dev_submit(&r->io[0]);
 	vc_dev_submit(&r->io[1]);
 }
@@ -877,11 +882,10 @@ static void write_both(struct vc_req *r)
 static void write_cache_wb(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
-	struct vc_host_io *hio = r->hio;
 
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
 		blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT), r->len,
-		hio->buf, hio->buf_off + r->hoff, wb_write_end, r);
+		src_buf(r), src_off(r), wb_write_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -1092,6 +1096,78 @@ static void dispatch_discard(struct vc_req *r)
 	req_done(r, 0);
 }
 
+/* ------------------------------------------------------ write zeroes */
+static void zero_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	/* the record may bring the old data back: not zeroed */
+	req_done(r, err ? -EIO : 0);
+}
+
+/*
+ * A piece of a WRITE_ZEROES.  Zeroes must read back and be durable like a
+ * write's data: a dirty block keeps them in the cache (written there like
+ * data, never dropped, since the backing device's zeroes are durable only
+ * after a FLUSH); a clean block is dropped (its record cleared first if it
+ * may say dirty) and the backing device gets WRITE_ZEROES for the whole
+ * range once every piece is done.
+ */
+static void dispatch_zero(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+	bool full = r->off == 0 && r->len == c->block_size;
+	bool md;
+	u32 blk;
+	u64 w;
+
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, r->key);
+	if (blk == ~0u) {
+		vc_spin_unlock(&s->lock);
+		req_done(r, 0);
+		return;
+	}
+	w = c->words[blk];
+	if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
+		vc_defer(c, r);
+		vc_spin_unlock(&s->lock);
+		return;
+	}
+	if ((w & B_VALID) && (w & B_DIRTY)) {
+		vc_spin_unlock(&s->lock);
+		r->zero = 1;
+		r->kind = RK_WRITE;
+		dispatch_write(r);
+		return;
+	}
+	if (w & B_LOST) {
+		if (!full) {
+			/* the rest of the block stays lost */
+			vc_spin_unlock(&s->lock);
+			req_done(r, 0);
+			return;
+		}
+		unlose_locked(c, s, blk);
+		if (!(c->words[blk] & B_TOMB)) {
+			vc_spin_unlock(&s->lock);
+			vc_redrive(c);
+			req_done(r, 0);
+			return;
+		}
+	}
+	md = vc_invalidate_locked(c, s, blk);
+	vc_spin_unlock(&s->lock);
+	if (md) {
+		r->blk = blk;
+		vc_md_mark(c, blk, &r->mdw, zero_md_end);
+		return;
+	}
+	vc_redrive(c);
+	req_done(r, 0);
+}
+
 void vc_req_dispatch(struct vc_req *r)
 {
 	switch (r->kind) {
@@ -1100,6 +1176,9 @@ void vc_req_dispatch(struct vc_req *r)
 		break;
 	case RK_WRITE:
 		dispatch_write(r);
+		break;
+	case RK_ZERO:
+		dispatch_zero(r);
 		break;
 	default:
 		dispatch_discard(r);
@@ -1171,7 +1250,7 @@ static void discard_down_end(struct vc_dev_io *io, int err)
 	struct vc_host_io *hio = a->hio;
 
 	/* a backing device without discard support is not an error */
-	if (err && err != -EOPNOTSUPP)
+	if (err && (err != -EOPNOTSUPP || hio->op == VC_OP_WRITE_ZEROES))
 		set_err(hio, err);
 	vc_mempool_free(&c->aux_pool, a);	/* before: @c may go after */
 	hio_complete(c, hio);
@@ -1184,10 +1263,14 @@ static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
 	if (!vc_atomic_dec_and_test(&hio->pending))
 		return;
 	a = hio->aux;
-	if (hio->op == VC_OP_DISCARD && a && !vc_atomic_read(&hio->error)) {
-		/* blocks invalidated (and durable): pass the discard down */
+	if ((hio->op == VC_OP_DISCARD || hio->op == VC_OP_WRITE_ZEROES) && a &&
+	    !vc_atomic_read(&hio->error)) {
+		/* blocks invalidated (and durable): pass it down */
 		note_backing_io(c);
-		io_init(&a->io[0], c->bdev[hio->dev_id].dev, VC_DEV_DISCARD, 0,
+		io_init(&a->io[0], c->bdev[hio->dev_id].dev,
+			hio->op == VC_OP_DISCARD ? VC_DEV_DISCARD :
+			VC_DEV_WRITE_ZEROES,
+			(hio->flags & VC_IO_FUA) ? VC_DEV_FUA : 0,
 			hio->sector, hio->len, NULL, 0, discard_down_end, a);
 		vc_dev_submit(&a->io[0]);
 		return;
@@ -1252,8 +1335,14 @@ static void flush_done_part(struct vc_aux *a)
 	if (a->err)
 		set_err(hio, a->err);
 	if (a->then_write && !a->err) {
-		vc_mempool_free(&c->aux_pool, a);
-		hio->aux = NULL;
+		if (hio->op == VC_OP_WRITE_ZEROES) {
+			/* it keeps its state for passing the zeroes down */
+			a->then_write = false;
+			hio->aux = a;
+		} else {
+			vc_mempool_free(&c->aux_pool, a);
+			hio->aux = NULL;
+		}
 		split_and_dispatch(c, hio);
 		return;
 	}
@@ -1289,7 +1378,8 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 	u64 end = pos + hio->len;
 	u32 hoff = 0;
 	u8 kind = hio->op == VC_OP_READ ? RK_READ :
-		  hio->op == VC_OP_WRITE ? RK_WRITE : RK_DISCARD;
+		  hio->op == VC_OP_WRITE ? RK_WRITE :
+		  hio->op == VC_OP_WRITE_ZEROES ? RK_ZERO : RK_DISCARD;
 
 	vc_atomic_set(&hio->pending, 1);
 	while (pos < end) {
@@ -1323,6 +1413,17 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 	hio_put(c, hio);
 }
 
+/* A discard or write-zeroes: per block, then down to the backing device. */
+static void start_passed_down(struct vc_cache *c, struct vc_host_io *hio)
+{
+	struct vc_aux *a = vc_mempool_alloc(&c->aux_pool);
+
+	a->c = c;
+	a->hio = hio;
+	hio->aux = a;
+	split_and_dispatch(c, hio);
+}
+
 void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 {
 	struct vc_bdev_slot *d;
@@ -1337,7 +1438,7 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		return;
 	}
 	d = &c->bdev[hio->dev_id];
-	if (hio->op > VC_OP_DISCARD ||
+	if (hio->op > VC_OP_WRITE_ZEROES ||
 	    (hio->op != VC_OP_FLUSH &&
 	     (!hio->len || (hio->len & (VC_SECTOR_SIZE - 1)) ||
 	      hio->sector + (hio->len >> VC_SECTOR_SHIFT) > d->dev->nr_sectors ||
@@ -1363,12 +1464,18 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		vc_stat_add(VC_STAT(c, flushes), 1);
 		do_flush(c, hio, false);
 		return;
+	case VC_OP_WRITE_ZEROES:
+		vc_stat_add(VC_STAT(c, write_zeroes), 1);
+		if (hio->flags & VC_IO_PREFLUSH) {
+			vc_stat_add(VC_STAT(c, flushes), 1);
+			do_flush(c, hio, true);
+			return;
+		}
+		start_passed_down(c, hio);
+		return;
 	case VC_OP_DISCARD:
 		vc_stat_add(VC_STAT(c, discards), 1);
-		hio->aux = vc_mempool_alloc(&c->aux_pool);
-		((struct vc_aux *)hio->aux)->c = c;
-		((struct vc_aux *)hio->aux)->hio = hio;
-		split_and_dispatch(c, hio);
+		start_passed_down(c, hio);
 		return;
 	}
 	if (!vc_pidlist_should_cache(&c->pids, hio->pid, hio->tgid))
@@ -1403,11 +1510,18 @@ int vc_io_pools_init(struct vc_cache *c)
 		err = vc_mempool_init(&c->blk_pool, BLK_POOL_MIN,
 				      sizeof(struct vc_pooled_buf) +
 				      c->block_size);
+	if (!err && !(c->flags & VC_CFG_NODATA)) {
+		c->zero_buf = vc_buf_alloc(c->block_size, VC_GFP_KERNEL);
+		if (!c->zero_buf)
+			err = -ENOMEM;
+	}
 	return err;
 }
 
 void vc_io_pools_exit(struct vc_cache *c)
 {
+	vc_buf_free(c->zero_buf);
+	c->zero_buf = NULL;
 	vc_mempool_exit(&c->blk_pool);
 	vc_mempool_exit(&c->aux_pool);
 	vc_mempool_exit(&c->req_pool);

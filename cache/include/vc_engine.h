@@ -146,6 +146,13 @@ enum vc_op {
 	VC_OP_WRITE = 1,
 	VC_OP_FLUSH = 2,	/* empty FLUSH: all acked writes made durable */
 	VC_OP_DISCARD = 3,
+	/*
+	 * Zeroes the range as a write would (read back as zeroes, durable by
+	 * FLUSH or FUA), without data: whole cached blocks are dropped, dirty
+	 * blocks partly covered get zeroes written into the cache, and the
+	 * range goes down to the backing device as WRITE_ZEROES.
+	 */
+	VC_OP_WRITE_ZEROES = 4,
 };
 
 /* vc_host_io.flags */
@@ -281,6 +288,7 @@ struct vc_stats {
 	u64 read_hits, read_misses;		/* per cache block */
 	u64 write_hits, write_misses;
 	u64 read_bytes, write_bytes;
+	u64 write_zeroes;
 	u64 fua_writes;
 	u64 bypass[VC_NR_BYPASS];		/* per cache block */
 	u64 admitted, not_admitted;

@@ -243,6 +243,7 @@ enum vc_dev_op {
 	VC_DEV_WRITE = 1,
 	VC_DEV_FLUSH = 2,	/* empty cache flush: sector/len/buf unused */
 	VC_DEV_DISCARD = 3,	/* no data: buf unused */
+	VC_DEV_WRITE_ZEROES = 4,	/* a write of zeroes: buf unused */
 };
 
 /* vc_dev_io.flags */

@@ -360,6 +360,11 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	case VC_DEV_FLUSH:
 		opf = REQ_OP_WRITE | REQ_PREFLUSH;
 		break;
+	case VC_DEV_WRITE_ZEROES:
+		opf = REQ_OP_WRITE_ZEROES;
+		if (io->flags & VC_DEV_FUA)
+			opf |= REQ_FUA;
+		break;
 	default:
 		opf = REQ_OP_DISCARD;
 		break;
@@ -367,9 +372,10 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	if (io->flags & VC_DEV_META)
 		opf |= REQ_META;
 
-	if (io->op == VC_DEV_FLUSH || io->op == VC_DEV_DISCARD) {
+	if (io->op == VC_DEV_FLUSH || io->op == VC_DEV_DISCARD ||
+	    io->op == VC_DEV_WRITE_ZEROES) {
 		bio = lio_alloc(ld->bdev, 0, opf, io->sector);
-		if (io->op == VC_DEV_DISCARD)
+		if (io->op != VC_DEV_FLUSH)
 			bio->bi_iter.bi_size = io->len;
 	} else if (!io->buf) {
 		io->end_io(io, -EINVAL);

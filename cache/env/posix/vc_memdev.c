@@ -109,6 +109,26 @@ static int do_io(struct vc_memdev *m, struct vc_dev_io *io)
 		m->st.flushes++;
 		commit_volatile(m);
 		return 0;
+	case VC_DEV_WRITE_ZEROES:
+		m->st.writes++;
+		if (io->flags & VC_DEV_FUA)
+			m->st.fua++;
+		for (s = 0; s < nr; s++) {
+			u64 x = first + s;
+
+			if (m->volatile_cache && !(io->flags & VC_DEV_FUA)) {
+				memset(m->vol + (x << 9), 0, 512);
+				if (!m->vol_map[x]) {
+					if (vol_add(m, x))
+						return -ENOMEM;
+					m->vol_map[x] = 1;
+				}
+			} else {
+				memset(m->stable + (x << 9), 0, 512);
+				m->vol_map[x] = 0;
+			}
+		}
+		return 0;
 	case VC_DEV_DISCARD:
 		m->st.discards++;
 		for (s = 0; s < nr; s++) {

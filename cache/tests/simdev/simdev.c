@@ -95,14 +95,15 @@ struct simdev {
 	s64 trace;			/* sector to trace, -1 none */
 };
 
-static const char *const op_names[] = { "READ", "WRITE", "FLUSH", "DISCARD" };
+static const char *const op_names[] = { "READ", "WRITE", "FLUSH", "DISCARD",
+					"WRITE_ZEROES" };
 
 static void trace_io(struct simdev *d, const struct vc_dev_io *io,
 		     const char *what, int err)
 {
 	u64 end = io->sector + io->len / SECT;
 
-	if (d->trace == -1 || io->op > VC_DEV_DISCARD)
+	if (d->trace == -1 || io->op > VC_DEV_WRITE_ZEROES)
 		return;
 	if (io->op != VC_DEV_FLUSH && d->trace >= 0 &&
 	    ((u64)d->trace < io->sector || (u64)d->trace >= end))
@@ -278,7 +279,8 @@ revert:
 
 static bool is_write_op(const struct vc_dev_io *io)
 {
-	return io->op == VC_DEV_WRITE || io->op == VC_DEV_DISCARD;
+	return io->op == VC_DEV_WRITE || io->op == VC_DEV_DISCARD ||
+	       io->op == VC_DEV_WRITE_ZEROES;
 }
 
 static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap);
@@ -373,7 +375,7 @@ static int submit_checks(struct simdev *d, struct vc_dev_io *io)
 
 	if (p->cut)
 		return -EIO;
-	if (io->op > VC_DEV_DISCARD)
+	if (io->op > VC_DEV_WRITE_ZEROES)
 		return -EOPNOTSUPP;
 	if (io->op != VC_DEV_FLUSH &&
 	    (io->len % SECT || io->sector > d->nr_sectors ||
@@ -458,6 +460,12 @@ static void account(struct simdev *d, struct vc_dev_io *io)
 	case VC_DEV_DISCARD:
 		d->st.discards++;
 		break;
+	case VC_DEV_WRITE_ZEROES:
+		d->st.writes++;
+		d->st.write_zeroes++;
+		if (io->flags & VC_DEV_FUA)
+			d->st.fua++;
+		break;
 	}
 }
 
@@ -480,6 +488,7 @@ static void apply(struct simdev *d, struct vc_dev_io *io, u64 flush_snap)
 		break;
 	case VC_DEV_WRITE:
 	case VC_DEV_DISCARD:
+	case VC_DEV_WRITE_ZEROES:
 		seq = ++p->wseq;
 		if (io->op == VC_DEV_WRITE)
 			vc_buf_to_mem(d->cur + io->sector * SECT, io->buf,

@@ -56,7 +56,8 @@ enum simdev_completion {
 #define SIMDEV_OP_WRITE		(1u << VC_DEV_WRITE)
 #define SIMDEV_OP_FLUSH		(1u << VC_DEV_FLUSH)
 #define SIMDEV_OP_DISCARD	(1u << VC_DEV_DISCARD)
-#define SIMDEV_OP_ALL		0xfu
+#define SIMDEV_OP_WRITE_ZEROES	(1u << VC_DEV_WRITE_ZEROES)
+#define SIMDEV_OP_ALL		0x1fu
 
 struct simdev_power;
 struct simdev;
@@ -159,6 +160,7 @@ void simdev_error_clear(struct simdev *d);
 
 struct simdev_stats {
 	u64 reads, writes, meta_writes, flushes, fua, preflush, discards;
+	u64 write_zeroes;	/* counted in writes too */
 	u64 read_bytes, write_bytes;
 	u64 errors;		/* I/Os failed by injection or power cut */
 	u64 cuts;		/* power cuts seen */

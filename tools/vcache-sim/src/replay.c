@@ -426,6 +426,10 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	case VC_DEV_DISCARD:
 		d->discards++;
 		break;
+	case VC_DEV_WRITE_ZEROES:
+		d->writes++;
+		d->bytes_written += io->len;
+		break;
 	default:
 		err = -EIO;
 	}
