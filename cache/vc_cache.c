@@ -141,6 +141,7 @@ static void cache_free(struct vc_cache *c)
 	vc_mutex_destroy(&c->ctl_mutex);
 	vc_seq_destroy(&c->seq);
 	vc_pidlist_destroy(&c->pids);
+	vc_pcpu_exit(&c->st);
 	vc_free(c);
 }
 
@@ -160,7 +161,10 @@ static int cache_init(struct vc_cache *c)
 	vc_work_init(&c->defer_work, vc_defer_work_fn);
 	vc_spin_lock_init(&c->commit_lock);
 	vc_work_init(&c->commit_work, vc_commit_work_fn);
-	err = vc_cleaner_init(c);
+	/* cache_free() may run from here on (it cancels these works) */
+	err = vc_pcpu_init(&c->st, VC_NR_STATS);
+	if (!err)
+		err = vc_cleaner_init(c);
 	if (!err)
 		err = vc_seq_init(&c->seq, VC_SEQ_DEF_STREAMS,
 				  c->params[VC_P_SEQ_THRESHOLD_KIB],
@@ -625,7 +629,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	u32 i;
 
 	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
-		dst[i] = (u64)vc_atomic64_read(&c->st.v[i]);
+		dst[i] = vc_pcpu_sum(&c->st, i);
 	st->nr_blocks = c->nr_blocks;
 	st->valid_blocks = (u64)vc_atomic64_read(&c->nr_valid);
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
@@ -653,10 +657,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 
 void vc_cache_reset_stats(struct vc_cache *c)
 {
-	u32 i;
-
-	for (i = 0; i < VC_ARRAY_SIZE(c->st.v); i++)
-		vc_atomic64_set(&c->st.v[i], 0);
+	vc_pcpu_reset(&c->st);
 }
 
 /* -------------------------------------------------------------- shutdown */

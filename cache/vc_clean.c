@@ -677,6 +677,9 @@ void vc_clean_work_fn(vc_work_t *wk)
 
 int vc_cleaner_init(struct vc_cache *c)
 {
+	/* first: cache_free() cancels the work whatever failed below */
+	vc_spin_lock_init(&c->clean_lock);
+	vc_work_init(&c->clean_work, vc_clean_work_fn);
 	c->cand = vc_large_zalloc(sizeof(*c->cand) * VC_CLEAN_BATCH);
 	c->rb = vc_large_zalloc(sizeof(*c->rb) * 2 * VC_CLEAN_BATCH);
 	c->runs = vc_large_zalloc(sizeof(*c->runs) * 2 * VC_CLEAN_BATCH);
@@ -693,8 +696,6 @@ int vc_cleaner_init(struct vc_cache *c)
 		vc_cleaner_free(c);
 		return -ENOMEM;
 	}
-	vc_spin_lock_init(&c->clean_lock);
-	vc_work_init(&c->clean_work, vc_clean_work_fn);
 	return 0;
 }
 

@@ -202,8 +202,8 @@ static void commit_flush_end(struct vc_dev_io *io, int err)
 		vc_spin_lock(&c->commit_lock);
 		c->commit_err = err;
 		for (i = 0; i < (c->md_sectors + 63) / 64; i++) {
-			c->commit_nr += (u64)__builtin_popcountll(
-				c->commit_take[i] & ~c->commit_pend[i]);
+			c->commit_nr += vc_popcount64(c->commit_take[i] &
+						      ~c->commit_pend[i]);
 			c->commit_pend[i] |= c->commit_take[i];
 			c->commit_take[i] = 0;
 		}

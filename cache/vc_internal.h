@@ -216,14 +216,15 @@ struct vc_cand {
 	u8 lost;
 };
 
-struct vc_stats_atomic {
-	vc_atomic64_t v[sizeof(struct vc_stats) / sizeof(u64)];
-};
-
+/*
+ * Statistics are per-CPU counters (vc_env.h), one per u64 of struct
+ * vc_stats: vc_stat_add(VC_STAT(c, field), v) touches no shared line.
+ */
+#define VC_NR_STATS	(sizeof(struct vc_stats) / sizeof(u64))
 #define VC_STAT(c, field) \
-	(&(c)->st.v[__builtin_offsetof(struct vc_stats, field) / sizeof(u64)])
+	&(c)->st, (u32)(__builtin_offsetof(struct vc_stats, field) / sizeof(u64))
 #define VC_STAT_IDX(c, field, i) \
-	(&(c)->st.v[__builtin_offsetof(struct vc_stats, field) / sizeof(u64) + (i)])
+	&(c)->st, (u32)(__builtin_offsetof(struct vc_stats, field) / sizeof(u64) + (i))
 
 struct vc_cache {
 	struct vc_dev *cdev;
@@ -365,7 +366,7 @@ struct vc_cache {
 	vc_mempool_t req_pool, aux_pool, md_pool, blk_pool;
 	struct vc_buf *zero_buf;	/* a block of zeroes, read-only */
 
-	struct vc_stats_atomic st;
+	vc_pcpu_t st;
 	u64 mem_bytes;
 };
 
@@ -504,9 +505,9 @@ void vc_cleaner_free(struct vc_cache *c);
 void vc_clean_work_fn(vc_work_t *w);
 u32 vc_cur_epoch(struct vc_cache *c);
 
-static inline void vc_stat_add(vc_atomic64_t *a, u64 v)
+static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)
 {
-	vc_atomic64_add(a, (s64)v);
+	vc_pcpu_add(st, i, v);
 }
 
 static inline u64 vc_param(struct vc_cache *c, enum vc_param p)

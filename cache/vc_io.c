@@ -75,8 +75,13 @@ void vc_defer(struct vc_cache *c, struct vc_req *r)
 /* A block became less busy: retry deferred requests (from a work item). */
 void vc_redrive(struct vc_cache *c)
 {
-	/* full barrier: pairs with the set lock held around vc_defer() */
-	if (vc_atomic_add_return(&c->nr_deferred, 0))
+	/*
+	 * Full barrier, pairing with the set lock held around vc_defer(): a
+	 * fence, not a read-modify-write, so that every completion does not
+	 * pull the counter's cache line over.
+	 */
+	vc_smp_mb();
+	if (vc_atomic_read(&c->nr_deferred))
 		vc_work_queue(&c->defer_work);
 }
 

@@ -877,7 +877,7 @@ static int salvage_rewrite(struct vc_cache *c, struct load_ctx *lc)
 	vc_log_err("%s: salvage: %llu record sectors and %llu records did not verify and were skipped, %u device table entries dropped: the dirty data they described is lost",
 		   c->cdev->name, (unsigned long long)lc->bad_sectors,
 		   (unsigned long long)lc->bad_records,
-		   (unsigned int)__builtin_popcount(lc->bad_devs));
+		   vc_popcount64(lc->bad_devs));
 	vc_stat_add(VC_STAT(c, load_bad_sectors), lc->bad_sectors);
 	vc_stat_add(VC_STAT(c, load_bad_records), lc->bad_records);
 	e = vc_md_write_all(c);

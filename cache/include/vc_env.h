@@ -129,6 +129,8 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  *   void vc_store_u64(u64 *p, u64 v);
  *   void vc_smp_mb(void);
  *   void vc_cpu_relax(void);      (busy-wait hint: cpu_relax / sched_yield)
+ *   u32 vc_popcount64(u64 v);     (bits set: hweight64; no libgcc in the
+ *                                 kernel, so never __builtin_popcount)
  */
 
 /* ---------------------------------------------------------------------
@@ -156,6 +158,13 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  *   void vc_mempool_exit(vc_mempool_t *p);          (after a failed init too)
  *   void *vc_mempool_alloc(vc_mempool_t *p);
  *   void vc_mempool_free(vc_mempool_t *p, void *obj);
+ * Per-CPU counters (statistics of the I/O path: no cache line shared
+ * between CPUs; a sum is racy but never torn):
+ *   int vc_pcpu_init(vc_pcpu_t *p, u32 n);          n counters, zeroed
+ *   void vc_pcpu_exit(vc_pcpu_t *p);                (after a failed init too)
+ *   void vc_pcpu_add(vc_pcpu_t *p, u32 i, u64 v);   any context
+ *   u64 vc_pcpu_sum(vc_pcpu_t *p, u32 i);
+ *   void vc_pcpu_reset(vc_pcpu_t *p);
  * A caller-owned struct vc_buf over memory of the caller's (e.g. inside a
  * pool object; kmalloc'ed or vmalloc'ed in the kernel, not the stack):
  *   void vc_buf_init_mem(struct vc_buf *b, void *data, u32 len);

@@ -23,6 +23,8 @@
 #include <linux/atomic.h>
 #include <linux/slab.h>
 #include <linux/mempool.h>
+#include <linux/bitops.h>
+#include <linux/percpu.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/ktime.h>
@@ -100,6 +102,7 @@ static inline void vc_store_u64(u64 *p, u64 v) { WRITE_ONCE(*p, v); }
 /* full barrier, for engine code that pairs it with another vc_smp_mb() */
 static inline void vc_smp_mb(void) { smp_mb(); }
 static inline void vc_cpu_relax(void) { cpu_relax(); }
+static inline u32 vc_popcount64(u64 v) { return hweight64(v); }
 
 /* ---- memory ---- */
 #define VC_GFP_KERNEL	0u
@@ -115,6 +118,25 @@ static inline void *vc_zalloc(size_t size, unsigned int gfp) { return kzalloc(si
 static inline void vc_free(void *p) { kfree(p); }
 void *vc_large_zalloc(size_t size);
 static inline void vc_large_free(void *p) { kvfree(p); }
+
+typedef struct { u64 __percpu *v; u32 n; } vc_pcpu_t;
+static inline int vc_pcpu_init(vc_pcpu_t *p, u32 n)
+{
+	p->n = n;
+	p->v = __alloc_percpu(n * sizeof(u64), sizeof(u64));
+	return p->v ? 0 : -ENOMEM;
+}
+static inline void vc_pcpu_exit(vc_pcpu_t *p)
+{
+	free_percpu(p->v);
+	p->v = NULL;
+}
+static inline void vc_pcpu_add(vc_pcpu_t *p, u32 i, u64 v)
+{
+	this_cpu_add(p->v[i], v);
+}
+u64 vc_pcpu_sum(vc_pcpu_t *p, u32 i);
+void vc_pcpu_reset(vc_pcpu_t *p);
 
 typedef struct { mempool_t pool; size_t size; } vc_mempool_t;
 static inline int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)

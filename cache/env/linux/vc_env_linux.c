@@ -58,6 +58,26 @@ void *vc_large_zalloc(size_t size)
 	return vzalloc(size);
 }
 
+u64 vc_pcpu_sum(vc_pcpu_t *p, u32 i)
+{
+	u64 s = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		s += READ_ONCE(*per_cpu_ptr(p->v + i, cpu));
+	return s;
+}
+
+void vc_pcpu_reset(vc_pcpu_t *p)
+{
+	int cpu;
+	u32 i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < p->n; i++)
+			WRITE_ONCE(*per_cpu_ptr(p->v + i, cpu), 0);
+}
+
 bool vc_env_pid_alive(void *ctx, s32 pid)
 {
 	struct pid *p = find_get_pid(pid);

@@ -106,6 +106,7 @@ static inline void vc_store_u64(u64 *p, u64 v) { __atomic_store_n(p, v, VC_RLX);
 static inline void vc_smp_mb(void) { __atomic_thread_fence(VC_SEQ); }
 int sched_yield(void);
 static inline void vc_cpu_relax(void) { sched_yield(); }
+static inline u32 vc_popcount64(u64 v) { return (u32)__builtin_popcountll(v); }
 
 /* ---- memory ---- */
 #define VC_GFP_KERNEL	0u
@@ -116,6 +117,20 @@ void *vc_zalloc(size_t size, unsigned int gfp);
 void vc_free(void *p);
 void *vc_large_zalloc(size_t size);
 void vc_large_free(void *p);
+
+/* Userspace: one relaxed atomic per counter. */
+typedef struct { u64 *v; u32 n; } vc_pcpu_t;
+int vc_pcpu_init(vc_pcpu_t *p, u32 n);
+void vc_pcpu_exit(vc_pcpu_t *p);
+static inline void vc_pcpu_add(vc_pcpu_t *p, u32 i, u64 v)
+{
+	__atomic_fetch_add(&p->v[i], v, __ATOMIC_RELAXED);
+}
+static inline u64 vc_pcpu_sum(vc_pcpu_t *p, u32 i)
+{
+	return __atomic_load_n(&p->v[i], __ATOMIC_RELAXED);
+}
+void vc_pcpu_reset(vc_pcpu_t *p);
 
 /*
  * A reserve of min_nr objects, used when an allocation fails (the fault

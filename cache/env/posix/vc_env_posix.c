@@ -110,6 +110,27 @@ void vc_free(void *p)
 	free(p);
 }
 
+int vc_pcpu_init(vc_pcpu_t *p, u32 n)
+{
+	p->n = n;
+	p->v = calloc(n ? n : 1, sizeof(u64));
+	return p->v ? 0 : -ENOMEM;
+}
+
+void vc_pcpu_exit(vc_pcpu_t *p)
+{
+	free(p->v);
+	p->v = NULL;
+}
+
+void vc_pcpu_reset(vc_pcpu_t *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->n; i++)
+		__atomic_store_n(&p->v[i], 0, __ATOMIC_RELAXED);
+}
+
 int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)
 {
 	memset(p, 0, sizeof(*p));
