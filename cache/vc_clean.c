@@ -260,19 +260,54 @@ static void build_runs(struct vc_cache *c, u8 trigger)
 static void run_write_end(struct vc_dev_io *io, int err);
 static void batch_flush(struct vc_cache *c);
 
+static void run_read_end(struct vc_dev_io *io, int err);
+static void run_read_end_put(struct vc_run *run);
+
+/* Read blocks @i..@i+@n-1 of @run (consecutive on the cache device). */
+static void run_read(struct vc_cache *c, struct vc_run *run, u32 i, u32 n)
+{
+	struct vc_dev_io *io = &run->rio[i];
+
+	vc_memset(io, 0, sizeof(*io));
+	io->dev = c->cdev;
+	io->op = VC_DEV_READ;
+	io->sector = c->data_start +
+		     ((u64)c->rb[run->first + i].blk << (c->block_shift -
+							  VC_SECTOR_SHIFT));
+	io->len = n << c->block_shift;
+	io->buf = run->buf;
+	io->buf_off = i << c->block_shift;
+	io->end_io = run_read_end;
+	io->private = run;
+	vc_dev_submit(io);
+}
+
 static void run_read_end(struct vc_dev_io *io, int err)
 {
 	struct vc_run *run = io->private;
 	struct vc_cache *c = run->c;
-	u32 i = (u32)(io - run->rio);
+	u32 i = (u32)(io - run->rio), n = io->len >> c->block_shift, k;
 
+	if (err && n > 1) {
+		/* a merged read failed: block by block, to lose only what fails */
+		vc_atomic_add_return(&run->pending, (int)n - 1);
+		for (k = 0; k < n; k++)
+			run_read(c, run, i + k, 1);
+		return;
+	}
 	if (err) {
 		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
 		c->rb[run->first + i].lost = 1;
 		run->err = err;
 	} else {
-		vc_stat_add(VC_STAT(c, flash_bytes_read), c->block_size);
+		vc_stat_add(VC_STAT(c, flash_bytes_read), io->len);
 	}
+	run_read_end_put(run);
+}
+
+/* A read of @run (or the submitter's hold) is done. */
+static void run_read_end_put(struct vc_run *run)
+{
 	if (!vc_atomic_dec_and_test(&run->pending))
 		return;
 	if (run->err) {
@@ -330,21 +365,25 @@ static void issue_run(struct vc_cache *c, struct vc_run *run)
 		run_write_end(&run->wio, err);
 		return;
 	}
-	vc_atomic_set(&run->pending, (int)run->nr);
-	for (i = 0; i < run->nr; i++) {
-		struct vc_dev_io *io = &run->rio[i];
+	/*
+	 * Blocks consecutive on the backing device are often consecutive in
+	 * the cache too (filled or written in order): one read for each
+	 * such stretch.  Count the reads first (+1 holds the count up while
+	 * they are submitted and complete).
+	 */
+	vc_atomic_set(&run->pending, 1);
+	for (i = 0; i < run->nr;) {
+		u32 n = 1;
 
-		io->dev = c->cdev;
-		io->op = VC_DEV_READ;
-		io->sector = c->data_start + (u64)c->rb[run->first + i].blk * bsec;
-		io->len = c->block_size;
-		io->buf = run->buf;
-		io->buf_off = i << c->block_shift;
-		io->end_io = run_read_end;
-		io->private = run;
+		while (i + n < run->nr &&
+		       c->rb[run->first + i + n].blk ==
+		       c->rb[run->first + i].blk + n)
+			n++;
+		vc_atomic_add_return(&run->pending, 1);
+		run_read(c, run, i, n);
+		i += n;
 	}
-	for (i = 0; i < run->nr; i++)
-		vc_dev_submit(&run->rio[i]);
+	run_read_end_put(run);
 }
 
 static void run_write_end(struct vc_dev_io *io, int err)

@@ -99,12 +99,16 @@ int vc_map_alloc(struct vc_cache *c)
 		goff += st->gmask + 1;
 		for (i = 0; i <= st->hmask; i++)
 			st->heads[i] = VC_NIL;
-		/* all blocks free, on the list in index order */
+		/*
+		 * All blocks free, the lowest index at the tail: taken in
+		 * index order, so data written in order lies in order in the
+		 * cache too (write-back reads it in stretches).
+		 */
 		st->head = VC_NIL;
 		st->tail = VC_NIL;
 		for (i = 0; i < st->ways; i++) {
 			c->hnext[st->first + i] = VC_NIL;
-			vc_lru_push_tail(c, st, st->first + i);
+			vc_lru_push_head(c, st, st->first + i);
 		}
 	}
 	c->mem_bytes = vc_cache_mem_bytes(nr);

@@ -367,6 +367,70 @@ static void test_cancel_spares_blocking_flush(void **st)
 	q_teardown(&t, &q);
 }
 
+static u64 bad_sector;
+
+/* Fail cache reads that cover bad_sector. */
+static int fail_bad_read(void *ctx, const struct vc_dev_io *io)
+{
+	(void)ctx;
+	if (io->op == VC_DEV_READ && io->sector <= bad_sector &&
+	    bad_sector < io->sector + io->len / 512)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Write-back reads the cache in stretches (blocks consecutive in both the
+ * backing and the cache device: one read), and a failed stretch is read
+ * again block by block, so only the block that fails is lost.
+ */
+static void test_merged_cache_reads(void **st)
+{
+	struct vc_cache_config cfg = cl_cfg();
+	struct vc_memdev_stats m0, m1;
+	struct vc_stats s;
+	struct tenv t;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 256;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	/* 32 blocks written in order: consecutive in the cache as well */
+	assert_int_equal(t_write_pat(&t, 100, 32, 5, 0), 0);
+	vc_memdev_get_stats(t.cm, &m0);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	vc_memdev_get_stats(t.cm, &m1);
+	print_message("  32 blocks written back with %llu cache reads\n",
+		      (unsigned long long)(m1.reads - m0.reads));
+	assert_true(m1.reads - m0.reads <= 4);
+	assert_true(t_backing_has(&t, 100, 32, 5));
+	/* again, with one block unreadable */
+	assert_int_equal(t_write_pat(&t, 100, 32, 6, 0), 0);
+	bad_sector = 0;
+	for (i = 0; i < t.c->nr_blocks; i++) {
+		u64 w = t.c->words[i];
+
+		if ((w & B_VALID) && vc_key_lba(w) == 110)
+			bad_sector = t.c->data_start + (u64)i * T_BSEC + 3;
+	}
+	assert_true(bad_sector != 0);
+	vc_memdev_set_fail(t.cm, fail_bad_read, NULL);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -EIO);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	/* the run's other blocks stayed dirty: the next pass writes them */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	s = t_stats(&t);
+	print_message("  one unreadable block: %llu lost, %llu still dirty\n",
+		      (unsigned long long)s.lost_blocks,
+		      (unsigned long long)s.dirty_blocks);
+	assert_int_equal(s.lost_blocks, 1);
+	assert_int_equal(s.dirty_blocks, 0);
+	for (i = 0; i < 32; i++)
+		if (i != 10)
+			assert_true(t_backing_has(&t, 100 + i, 1, 6));
+	t_teardown(&t);
+}
+
 static void test_background_flush(void **st)
 {
 	struct vc_cache_config cfg = cl_cfg();
@@ -500,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_limit_and_flush),
 		cmocka_unit_test(test_background_flush),
 		cmocka_unit_test(test_cancel_spares_blocking_flush),
+		cmocka_unit_test(test_merged_cache_reads),
 		cmocka_unit_test(test_per_device_flush_and_detach),
 		cmocka_unit_test(test_tail_cleaning),
 	};
