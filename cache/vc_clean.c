@@ -236,9 +236,16 @@ static void build_runs(struct vc_cache *c, u8 trigger)
 		/* at a run's end, probe for adjacent dirty blocks */
 		if (i + 1 < c->cand_nr && c->cand[i + 1].key == c->cand[i].key + 1)
 			continue;
+		/*
+		 * c->rb holds 2 * VC_CLEAN_BATCH: probes may take what the
+		 * candidates still to come leave free, no more (they overran
+		 * it when probes of early candidates filled it: a filtered
+		 * batch, e.g. flush on demand, among other dirty blocks).
+		 */
 		run = &c->runs[c->runs_nr - 1];
 		next = c->rb[nrb - 1].key + 1;
-		while (run->nr < max && nrb < 2 * VC_CLEAN_BATCH &&
+		while (run->nr < max &&
+		       nrb + (c->cand_nr - i - 1) < 2 * VC_CLEAN_BATCH &&
 		       vc_key_lba(next) != 0) {
 			u32 blk = grab(c, next, 0, 0);
 

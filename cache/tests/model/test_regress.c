@@ -886,6 +886,59 @@ static void test_backing_that_ignores_flush(void **st)
 	}
 }
 
+/*
+ * Engine bug (found by vcache-sim under ASan, at 1113dc1 already): the
+ * cleaner probes past each run's end for adjacent dirty blocks; those
+ * probes could fill its run table (2 x 1024 blocks) before the batch's
+ * later candidates were added, which then went past its end (heap
+ * overflow).  It takes a filtered batch among other dirty blocks: here a
+ * flush on demand of every third block while the two between are dirty
+ * but not part of it.  The asan build of this test fails on the old code.
+ */
+static void test_cleaner_probes_overrun(void **st)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct h_opts o = {
+		.seed = 7, .ndev = 1, .backing_sectors = 3 * 1200 * 8,
+		.cache_sectors = 4000 * 8, .block_size = 4096,
+		.completion = SIMDEV_COMPLETE_INLINE,
+		.cut_mode = SIMDEV_CUT_DROP_ALL, .volatile_backing = true,
+	};
+	u64 b;
+	int ret;
+
+	(void)st;
+	assert_non_null(h);
+	assert_int_equal(h_init(h, &o), 0);
+	h->cfg.mode = VC_MODE_WB;
+	h->cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
+	h->cfg.params.v[VC_P_DIRTY_LOW_PCT] = 99;
+	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	h->cfg.params.v[VC_P_IDLE_MS] = 0;
+	assert_int_equal(h_create(h), 0);
+	for (b = 0; b < 1200; b++)
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, b * 3 * 8, 4096), 0);
+	/* every third block is marked for the flush ... */
+	assert_int_equal(vc_cache_flush_start(h->c, VC_DEV_ID_ALL, NULL, NULL),
+			 0);
+	/* ... the two between become dirty before the cleaner runs */
+	for (b = 0; b < 1200; b++) {
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, (b * 3 + 1) * 8,
+				      4096), 0);
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, (b * 3 + 2) * 8,
+				      4096), 0);
+	}
+	h_quiesce(h);
+	ret = vc_cache_flush(h->c, VC_DEV_ID_ALL, NULL, NULL);
+	assert_int_equal(ret, 0);
+	assert_int_equal(h_do(h, 0, VC_OP_FLUSH, 0, 0, 0), 0);
+	assert_int_equal(h_verify_backing(h, 0, true), 0);
+	h_verify_all(h, 0);
+	assert_int_equal(h->failures, 0);
+	h_fini(h);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -906,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
 		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
 		cmocka_unit_test(test_backing_that_ignores_flush),
+		cmocka_unit_test(test_cleaner_probes_overrun),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,

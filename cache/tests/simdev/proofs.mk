@@ -120,6 +120,11 @@ $(U)/test_regress: $(call objs_of,plain,$(PT)/cache/tests/model/test_regress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
 
+# the regressions under ASan+UBSan too (memory errors of the engine)
+$(PB)/asan/test_regress: $(call objs_of,asan,$(PT)/cache/tests/model/test_regress.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
+	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
 $(U)/crash: $(call objs_of,plain,$(PT)/cache/tests/crash/crash.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ $(PROOFS_LIBS)
@@ -186,8 +191,9 @@ proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev \
 	$(call prun,unit-pidlist-tsan,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/test_pidlist)
 	$(call prun,unit-simdev,$(U)/test_simdev)
 
-model-check: $(U)/model $(PB)/asan/model $(U)/test_regress
+model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regress
 	$(call prun,engine-regressions,$(U)/test_regress)
+	$(call prun,engine-regressions-asan,$(PB)/asan/test_regress)
 	$(call prun,model-inline,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS))
 	$(call prun,model-queued,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued)
 	$(call prun,model-crash,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --crash)
