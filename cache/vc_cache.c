@@ -235,6 +235,7 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 	c->cdev = cdev;
 	c->flags = cfg->flags;
 	set_geometry(c, cfg->block_size, cfg->nr_blocks ? cfg->nr_blocks : fit);
+	c->set_shift = VC_SET_SHIFT;
 	vc_atomic_set(&c->mode, (int)cfg->mode);
 	vc_atomic_set(&c->policy, (int)cfg->policy);
 	for (i = 0; i < VC_NR_PARAMS; i++)
@@ -286,6 +287,7 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 	set_geometry(c, vc_le32_to_cpu(sb.block_size), vc_le64_to_cpu(sb.nr_blocks));
 	c->data_start = vc_le64_to_cpu(sb.data_start);
 	c->nonce = vc_le32_to_cpu(sb.nonce);
+	c->set_shift = vc_le32_to_cpu(sb.set_shift);
 	c->sb_seq = vc_le64_to_cpu(sb.seq);
 	vc_atomic_set(&c->mode, (int)vc_le32_to_cpu(sb.mode));
 	vc_atomic_set(&c->policy, (int)vc_le32_to_cpu(sb.policy));

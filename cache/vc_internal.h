@@ -235,6 +235,7 @@ struct vc_cache {
 	u64 nr_blocks;
 	u64 md_start, md_sectors, data_start;
 	u32 nonce;
+	u32 set_shift;		/* vc_set_of() hashes block >> set_shift */
 	u64 sb_seq;
 
 	/* mode: requested by the admin, and degradation level */

@@ -139,7 +139,7 @@ void vc_map_free(struct vc_cache *c)
 
 u32 vc_set_of(struct vc_cache *c, u64 key)
 {
-	u64 h = vc_hash64(key & B_KEY_MASK);
+	u64 h = vc_hash64((key & B_KEY_MASK) >> c->set_shift);
 
 	return (u32)(((h & 0xffffffffULL) * c->nr_sets) >> 32);
 }

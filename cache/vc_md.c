@@ -382,6 +382,7 @@ static void sb_fill(struct vc_cache *c, struct vc_sb *sb, bool clean)
 	sb->mode = vc_cpu_to_le32((u32)vc_atomic_read(&c->mode));
 	sb->policy = vc_cpu_to_le32((u32)vc_atomic_read(&c->policy));
 	sb->nr_params = vc_cpu_to_le32(VC_NR_PARAMS);
+	sb->set_shift = vc_cpu_to_le32(c->set_shift);
 	for (i = 0; i < VC_NR_PARAMS; i++)
 		sb->params[i] = vc_cpu_to_le64(vc_param(c, i));
 	sb->crc = vc_cpu_to_le32(vc_crc32c(~0u, sb, sizeof(*sb)));
@@ -624,6 +625,10 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 		return fail(err, errlen, -EUCLEAN, "bad mode or policy");
 	if (vc_le32_to_cpu(sb.nr_params) > VC_FMT_MAX_PARAMS)
 		return fail(err, errlen, -EUCLEAN, "bad parameter count");
+	if (vc_le32_to_cpu(sb.set_shift) != 0 &&
+	    vc_le32_to_cpu(sb.set_shift) != VC_SET_SHIFT)
+		return fail(err, errlen, -EUCLEAN, "bad set hash %u",
+			    vc_le32_to_cpu(sb.set_shift));
 	for (i = 0; i < sizeof(sb.reserved); i++)
 		if (sb.reserved[i])
 			return fail(err, errlen, -EUCLEAN, "reserved superblock bytes not zero");

@@ -101,8 +101,18 @@ struct vc_sb {
 	vc_le32 policy;		/* enum vc_policy */
 	vc_le32 nr_params;	/* <= VC_FMT_MAX_PARAMS */
 	vc_le64 params[VC_FMT_MAX_PARAMS];
-	u8 reserved[512 - 88 - 8 * VC_FMT_MAX_PARAMS];
+	/*
+	 * A backing block's set is a hash of (device, block >> set_shift):
+	 * 0 in version 1 caches (every block hashed on its own), VC_SET_SHIFT
+	 * in new ones (runs of 2^VC_SET_SHIFT blocks share a set, so a large
+	 * or sequential I/O stays in one set, lies in order in the cache and
+	 * needs few record sectors).
+	 */
+	vc_le32 set_shift;
+	u8 reserved[512 - 92 - 8 * VC_FMT_MAX_PARAMS];
 };
+
+#define VC_SET_SHIFT	8
 
 /* struct vc_dev_sector.flags */
 #define VC_DEVF_IN_USE	(1u << 0)
