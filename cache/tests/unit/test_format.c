@@ -316,6 +316,12 @@ static void test_refuse_corrupt(void **st)
 	wr_sb(&sb);
 	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
 	sb = orig;
+	sb.set_shift = 3;	/* an unknown set hash */
+	fix_sb_crc(&sb);
+	wr_sb(&sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "set hash"));
+	sb = orig;
 	sb.params[VC_P_WB_MAX_INFLIGHT] = 0;
 	fix_sb_crc(&sb);
 	wr_sb(&sb);
@@ -438,6 +444,7 @@ static void test_superblock_copies(void **st)
 	rd_sector(VC_SB_SECTOR, &a);
 	rd_sector(VC_SB2_SECTOR, &b);
 	assert_int_equal(a.version, VC_FORMAT_VERSION);
+	assert_int_equal(a.set_shift, VC_SET_SHIFT);	/* new caches */
 	assert_int_equal(b.version, VC_FORMAT_VERSION);
 	assert_true(a.seq != b.seq);
 	memset(&junk, 0x5a, sizeof(junk));
