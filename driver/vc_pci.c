@@ -364,6 +364,7 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		goto out_stop;
 	vcd_log_summary(dev);
+	vcd_debugfs_add(dev);
 	queue_delayed_work(vcd_wq, &dev->watchdog,
 			   msecs_to_jiffies(VCD_WATCHDOG_MS));
 	return 0;
@@ -434,6 +435,7 @@ static void vcd_remove(struct pci_dev *pdev)
 
 	dev_info(&pdev->dev, "%s: removing card %s (state %s)\n", dev->name,
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
+	vcd_debugfs_remove(dev);
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
 		vcd_kill(dev, "device gone", false);
@@ -482,9 +484,9 @@ static void vcd_remove(struct pci_dev *pdev)
 }
 
 /* Reboot or power off: make the write buffer durable, nothing else. */
-static void vcd_shutdown(struct pci_dev *pdev)
+void vcd_pci_shutdown_dev(struct vcd_dev *dev)
 {
-	struct vcd_dev *dev = pci_get_drvdata(pdev);
+	struct pci_dev *pdev = dev->pdev;
 
 	vcd_begin_delete(dev);
 	mutex_lock(&dev->ctrl_lock);
@@ -496,6 +498,11 @@ static void vcd_shutdown(struct pci_dev *pdev)
 				 dev->name);
 	}
 	mutex_unlock(&dev->ctrl_lock);
+}
+
+static void vcd_shutdown(struct pci_dev *pdev)
+{
+	vcd_pci_shutdown_dev(pci_get_drvdata(pdev));
 }
 
 static const struct pci_device_id vcd_pci_ids[] = {
@@ -548,6 +555,7 @@ int vcd_pci_init(void)
 	vcd_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!vcd_wq)
 		return -ENOMEM;
+	vcd_debugfs_init();
 	ret = vcd_blk_register();
 	if (ret)
 		goto out_wq;
@@ -558,6 +566,7 @@ int vcd_pci_init(void)
 out_blk:
 	vcd_blk_unregister();
 out_wq:
+	vcd_debugfs_exit();
 	destroy_workqueue(vcd_wq);
 	return ret;
 }
@@ -566,6 +575,7 @@ void vcd_pci_exit(void)
 {
 	pci_unregister_driver(&vcd_pci_driver);
 	vcd_blk_unregister();
+	vcd_debugfs_exit();
 	destroy_workqueue(vcd_wq);
 	ida_destroy(&vcd_instance_ida);
 }

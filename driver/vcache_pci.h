@@ -242,6 +242,8 @@ struct vcd_dev {
 	u32 last_heartbeat;	/* watchdog only */
 	unsigned long heartbeat_stamp;	/* watchdog only: jiffies */
 
+	struct dentry *debugfs;	/* test hooks (vc_debugfs.c) */
+
 	/* Counters for sysfs. */
 	atomic_t nr_timeouts;
 	atomic_t nr_aborts;
@@ -302,6 +304,13 @@ void vcd_blk_unregister(void);
 /* vc_pci.c */
 int vcd_pci_init(void);
 void vcd_pci_exit(void);
+void vcd_pci_shutdown_dev(struct vcd_dev *dev);
+
+/* vc_debugfs.c */
+void vcd_debugfs_init(void);
+void vcd_debugfs_exit(void);
+void vcd_debugfs_add(struct vcd_dev *dev);
+void vcd_debugfs_remove(struct vcd_dev *dev);
 
 /* vc_sysfs.c */
 extern const struct attribute_group *vcd_dev_groups[];
