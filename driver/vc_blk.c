@@ -179,7 +179,6 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 		iod->retries = 0;
 		rq->rq_flags |= RQF_DONTPREP;
 	}
-	iod->aborted = false;
 	iod->sgl = NULL;
 	iod->sgt_alloced = false;
 	iod->dma_mapped = false;
@@ -206,6 +205,7 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 			BLK_STS_RESOURCE : BLK_STS_IOERR;
 	}
 	iod->gen++;
+	atomic_set(&iod->tstate, iod->gen);
 	iod->cid = ((iod->gen & 0xf) << VCD_CID_GEN_SHIFT) | rq->tag;
 	cmd.cid = cpu_to_le16(iod->cid);
 	memcpy(&q->sqes[q->sq_tail], &cmd, sizeof(cmd));
@@ -324,6 +324,14 @@ void vcd_complete_cqe(struct vcd_queue *q, const struct vc_cqe *cqe)
 	vcd_complete_once(rq, VC_CQE_STATUS(le16_to_cpu(cqe->status)));
 }
 
+/*
+ * A command did not complete within io_timeout.  Runs with blk-mq holding a
+ * reference on @rq, but the request may complete (and be sent again) under
+ * us: iod fields are read once and changed only through tstate's cmpxchg.
+ * First timeout: abort (the card completes it as aborted and it is
+ * retried).  Second timeout of the same submission, abort sent or not (too
+ * many in flight, admin SQ full): reset the controller.
+ */
 static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 {
 	struct vcd_iod *iod = blk_mq_rq_to_pdu(rq);
@@ -331,6 +339,9 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	struct vcd_dev *dev = q->dev;
 	struct device *d = &dev->pdev->dev;
 	enum vcd_state state = vcd_state(dev);
+	int ts = atomic_read(&iod->tstate);
+	u16 cid = ((ts & 0xf) << VCD_CID_GEN_SHIFT) | rq->tag;
+	const char *op = vcd_opname(READ_ONCE(iod->opcode));
 	u32 csts;
 	int ret;
 
@@ -343,15 +354,15 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	vcd_poll_cq(q);
 	if (test_bit(VCD_IOD_DONE, &iod->flags)) {
 		dev_warn(d, "%s: QID %u cid 0x%x timeout, completion polled (lost interrupt?)\n",
-			 dev->name, q->qid, iod->cid);
+			 dev->name, q->qid, cid);
 		return BLK_EH_DONE;
 	}
 	atomic_inc(&dev->nr_timeouts);
 
 	if (state == VCD_STATE_DELETING) {
 		dev_warn(d, "%s: QID %u cid 0x%x %s timed out during removal: disabling the card\n",
-			 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode));
-		vcd_kill(dev, "I/O timeout during removal", true);
+			 dev->name, q->qid, cid, op);
+		vcd_kill(dev, "I/O timeout during removal");
 		return BLK_EH_DONE;
 	}
 	if (state != VCD_STATE_LIVE)	/* reset under way: it requeues us */
@@ -360,32 +371,31 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	csts = readl(&dev->regs->csts);
 	if (csts == ~0u || (csts & VC_CSTS_CFS)) {
 		dev_warn(d, "%s: QID %u cid 0x%x timeout, controller status 0x%x: resetting\n",
-			 dev->name, q->qid, iod->cid, csts);
+			 dev->name, q->qid, cid, csts);
 		vcd_schedule_reset(dev, "controller fatal status");
 		return BLK_EH_RESET_TIMER;
 	}
-	if (iod->aborted) {
-		dev_warn(d, "%s: QID %u cid 0x%x %s timed out again after abort: resetting controller\n",
-			 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode));
+	if (ts & VCD_TS_TIMED_OUT) {
+		dev_warn(d, "%s: QID %u cid 0x%x %s timed out again: resetting controller\n",
+			 dev->name, q->qid, cid, op);
 		vcd_schedule_reset(dev, "I/O timeout after abort");
 		return BLK_EH_RESET_TIMER;
 	}
+	/* this submission's first timeout is ours, unless it moved on */
+	if (atomic_cmpxchg(&iod->tstate, ts, ts | VCD_TS_TIMED_OUT) != ts)
+		return BLK_EH_DONE;
 
 	dev_warn(d, "%s: QID %u cid 0x%x %s of %u bytes at sector %llu timed out after %u ms: aborting\n",
-		 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode),
-		 blk_rq_bytes(rq), (unsigned long long)blk_rq_pos(rq),
+		 dev->name, q->qid, cid, op, blk_rq_bytes(rq),
+		 (unsigned long long)blk_rq_pos(rq),
 		 jiffies_to_msecs(rq->timeout));
-	iod->aborted = true;
-	ret = vcd_admin_abort(dev, q->qid, iod->cid);
+	ret = vcd_admin_abort(dev, q->qid, cid);
 	if (ret == -EBUSY) {
-		/* Too many aborts in flight: look again next period. */
-		iod->aborted = false;
-		return BLK_EH_RESET_TIMER;
-	}
-	if (ret) {
-		iod->aborted = false;
+		dev_warn(d, "%s: QID %u cid 0x%x: no abort possible now; the next timeout resets\n",
+			 dev->name, q->qid, cid);
+	} else if (ret) {
 		dev_warn(d, "%s: QID %u cid 0x%x: cannot send abort (%d): resetting\n",
-			 dev->name, q->qid, iod->cid, ret);
+			 dev->name, q->qid, cid, ret);
 		vcd_schedule_reset(dev, "abort not possible");
 	}
 	return BLK_EH_RESET_TIMER;
@@ -508,17 +518,24 @@ void vcd_blk_free(struct vcd_dev *dev)
 	dev->tagset_alloced = false;
 }
 
+/* Stop dispatch to the card (once; ctrl_lock held). */
 void vcd_blk_quiesce(struct vcd_dev *dev)
 {
-	if (dev->disk)
+	lockdep_assert_held(&dev->ctrl_lock);
+	if (dev->disk && !dev->quiesced) {
 		blk_mq_quiesce_queue(dev->disk->queue);
+		dev->quiesced = true;
+	}
 }
 
+/* Dispatch again, requeued requests first (ctrl_lock held). */
 void vcd_blk_unquiesce(struct vcd_dev *dev)
 {
-	if (dev->disk) {
+	lockdep_assert_held(&dev->ctrl_lock);
+	if (dev->disk && dev->quiesced) {
 		blk_mq_unquiesce_queue(dev->disk->queue);
 		blk_mq_kick_requeue_list(dev->disk->queue);
+		dev->quiesced = false;
 	}
 }
 
