@@ -149,6 +149,41 @@ out:
 	return sts;
 }
 
+/*
+ * Card status to block layer status.  Requests with REQ_FAILFAST_DEV come
+ * from in-kernel users that must tell a bad block from a dead card (a
+ * cache: vcache_stack.h) and get BLK_STS_MEDIUM / BLK_STS_OFFLINE.  Others
+ * get BLK_STS_IOERR: MEDIUM would reach O_DIRECT callers as ENODATA and
+ * OFFLINE as ENODEV, and databases act on EIO; the log line names the
+ * error.
+ */
+static blk_status_t vcd_blk_status(struct request *rq, u16 status)
+{
+	bool precise = rq->cmd_flags & REQ_FAILFAST_DEV;
+
+	switch (status) {
+	case VC_SC_SUCCESS:
+		return BLK_STS_OK;
+	case VC_SC_INVALID_OPCODE:
+		return BLK_STS_NOTSUPP;
+	case VC_SC_READ_ERROR:
+	case VC_SC_WRITE_FAULT:
+		return precise ? BLK_STS_MEDIUM : BLK_STS_IOERR;
+	case VCD_HOST_DEAD:
+		return precise ? BLK_STS_OFFLINE : BLK_STS_IOERR;
+	default:
+		return BLK_STS_IOERR;
+	}
+}
+
+/* queue_rq on a queue that is not live: wait for a reset, or fail. */
+static blk_status_t vcd_not_live(struct vcd_dev *dev, struct request *rq)
+{
+	if (vcd_state(dev) == VCD_STATE_RESETTING)
+		return BLK_STS_RESOURCE;
+	return vcd_blk_status(rq, VCD_HOST_DEAD);
+}
+
 /* sq_lock held: tell the card about new SQ entries. */
 static void vcd_ring_sq(struct vcd_queue *q)
 {
@@ -171,8 +206,7 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool data;
 
 	if (unlikely(!test_bit(VCD_Q_LIVE, &q->flags)))
-		return vcd_state(dev) == VCD_STATE_RESETTING ?
-			BLK_STS_RESOURCE : BLK_STS_IOERR;
+		return vcd_not_live(dev, rq);
 
 	if (!(rq->rq_flags & RQF_DONTPREP)) {
 		/* first submission, not a requeue */
@@ -201,8 +235,7 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 		/* blk-mq ends or requeues it; nobody else may complete it */
 		set_bit(VCD_IOD_DONE, &iod->flags);
 		vcd_unmap_data(dev, rq);
-		return vcd_state(dev) == VCD_STATE_RESETTING ?
-			BLK_STS_RESOURCE : BLK_STS_IOERR;
+		return vcd_not_live(dev, rq);
 	}
 	iod->gen++;
 	atomic_set(&iod->tstate, iod->gen);
@@ -224,27 +257,6 @@ static void vcd_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	spin_lock(&q->sq_lock);
 	vcd_ring_sq(q);
 	spin_unlock(&q->sq_lock);
-}
-
-/* Card status to block layer status. */
-static blk_status_t vcd_blk_status(u16 status)
-{
-	switch (status) {
-	case VC_SC_SUCCESS:
-		return BLK_STS_OK;
-	case VC_SC_INVALID_OPCODE:
-		return BLK_STS_NOTSUPP;
-	case VC_SC_READ_ERROR:
-	case VC_SC_WRITE_FAULT:
-		/*
-		 * Not BLK_STS_MEDIUM: that reaches O_DIRECT callers as
-		 * ENODATA, and databases act on EIO.  The log line below
-		 * names the media error.
-		 */
-		return BLK_STS_IOERR;
-	default:
-		return BLK_STS_IOERR;
-	}
 }
 
 static bool vcd_should_retry(struct vcd_dev *dev, struct request *rq, u16 status)
@@ -282,7 +294,7 @@ static void vcd_complete_rq(struct request *rq)
 				    blk_rq_bytes(rq),
 				    (unsigned long long)blk_rq_pos(rq),
 				    vcd_status_name(status), status);
-	blk_mq_end_request(rq, vcd_blk_status(status));
+	blk_mq_end_request(rq, vcd_blk_status(rq, status));
 }
 
 /* Complete @rq with @status unless someone else completed it already. */

@@ -416,6 +416,7 @@ static void vcd_kill_locked(struct vcd_dev *dev, const char *reason)
 	if (dev->disk_added && old != VCD_STATE_DELETING)
 		blk_mark_disk_dead(dev->disk);
 	vcd_dev_disable(dev, false, VCD_HOST_DEAD);
+	vcd_stack_dead(dev);
 	/* Requests waiting for dispatch now reach queue_rq and fail there. */
 	vcd_blk_unquiesce(dev);
 }

@@ -277,7 +277,7 @@ static void vcd_teardown(struct vcd_dev *dev, bool shutdown)
 	if (dev->instance >= 0)
 		ida_free(&vcd_instance_ida, dev->instance);
 	pci_set_drvdata(pdev, NULL);
-	kfree(dev);
+	vcd_stack_put_dev(dev);	/* freed with the last handle */
 	pci_release_mem_regions(pdev);
 	pci_disable_device(pdev);
 }
@@ -400,6 +400,7 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	spin_lock_init(&dev->state_lock);
 	mutex_init(&dev->ctrl_lock);
 	mutex_init(&dev->health_lock);
+	vcd_stack_init_dev(dev);
 	INIT_WORK(&dev->reset_work, vcd_reset_work);
 	INIT_DELAYED_WORK(&dev->watchdog, vcd_watchdog_work);
 	vcd_admin_init(dev);
@@ -416,6 +417,7 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	}
 	vcd_log_summary(dev);
 	vcd_debugfs_add(dev);
+	vcd_stack_add(dev);
 	queue_delayed_work(vcd_wq, &dev->watchdog,
 			   msecs_to_jiffies(VCD_WATCHDOG_MS));
 	return 0;
@@ -448,6 +450,7 @@ static void vcd_remove(struct pci_dev *pdev)
 	dev_info(&pdev->dev, "%s: removing card %s (state %s)\n", dev->name,
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
 	vcd_debugfs_remove(dev);
+	vcd_stack_going(dev);	/* its users stop and let go first */
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
 		vcd_kill(dev, "device gone");

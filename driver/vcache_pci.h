@@ -20,7 +20,8 @@
  *               device (reachable as /sys/block/vflashN/device/...).
  *   vc_core.c   module init/exit: subsystem inits in order, unwound on
  *               failure (the cache engine adds itself there).
- *   vc_debugfs.c  test hooks (shutdown path on a live card).
+ *   vc_stack.c  the stacking API for in-module users (vcache_stack.h).
+ *   vc_debugfs.c  test hooks (shutdown path, stacking API stand-ins).
  *
  * Queues.  Queue 0 is the admin queue, driven by the driver alone: a small
  * array of command slots (VCD_ADMIN_SLOTS), each command id is the slot index
@@ -85,6 +86,8 @@
 #include <linux/blkdev.h>
 #include <linux/completion.h>
 #include <linux/dmapool.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
@@ -225,7 +228,24 @@ struct vcd_ident {
 	u16 flags;
 };
 
+struct vcd_bdev_handle;
+
+/*
+ * The stacking API's view of a card (vc_stack.c), embedded in vcd_dev: its
+ * reference count decides when vcd_dev is freed.
+ */
+struct vcd_card {
+	struct kref ref;
+	struct list_head node;		/* vcd_cards, while bound */
+	struct mutex lock;		/* gone, claim */
+	bool gone;			/* removed: no more hardware access */
+	void *holder;			/* exclusive claim */
+	struct vcd_bdev_handle *claim;
+	struct work_struct dead_work;	/* VCD_CARD_DEAD notice */
+};
+
 struct vcd_dev {
+	struct vcd_card card;		/* first: see vc_stack.c */
 	struct pci_dev *pdev;
 	int instance;		/* N of vflashN */
 	char name[DISK_NAME_LEN];
@@ -355,6 +375,14 @@ void vcd_blk_unregister(void);
 int vcd_pci_init(void);
 void vcd_pci_exit(void);
 void vcd_pci_shutdown_dev(struct vcd_dev *dev);
+
+/* vc_stack.c */
+void vcd_stack_init_dev(struct vcd_dev *dev);
+void vcd_stack_add(struct vcd_dev *dev);
+void vcd_stack_going(struct vcd_dev *dev);
+void vcd_stack_dead(struct vcd_dev *dev);
+void vcd_stack_put_dev(struct vcd_dev *dev);
+int vcd_stack_test(const char *serial, u64 bad_lba);
 
 /* vc_debugfs.c */
 void vcd_debugfs_init(void);

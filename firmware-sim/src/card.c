@@ -155,6 +155,7 @@ static struct card {
 	int nfaults;
 	int refuse;			/* 1: never ready, 2: set CFS */
 	uint64_t hang_admin;		/* admin commands left to swallow */
+	int hang_admin_op;		/* ... of this opcode only (-1: any) */
 	uint64_t stall_ms;		/* freeze at the next command ... */
 	int stall_kind;			/* ... of this STALL_* kind */
 	uint64_t ready_delay_ms;	/* every enable takes this long */
@@ -1548,7 +1549,8 @@ static void sq_fetch(unsigned q)
 		pthread_mutex_lock(&C.lock);
 		sq->inflight++;
 		stall = stall_hit(q);
-		if (q == VC_ADMIN_QID && !stall && C.hang_admin) {
+		if (q == VC_ADMIN_QID && !stall && C.hang_admin &&
+		    (C.hang_admin_op < 0 || C.hang_admin_op == c->sqe.opcode)) {
 			C.hang_admin--;
 			fw_log("fault: admin cid %u op 0x%02x will never complete (hang-admin injected)",
 			       c->sqe.cid, c->sqe.opcode);
@@ -1977,14 +1979,20 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		fw_log("fault: the next %" PRIu64 " I/O commands%s will hang",
 		       cnt, n ? " in the LBA range" : "");
 	} else if (!strcmp(cmd, "hang-admin")) {
-		if (argc > 2 || (argc == 2 && (parse_u64(argv[1], &cnt) || !cnt))) {
-			out(b, l, c, "error: usage: hang-admin [COUNT]\n");
+		int op = argc == 3 ? (!strcmp(argv[2], "abort") ? VC_ADM_ABORT :
+				      -2) : -1;
+
+		if (argc > 3 || op == -2 ||
+		    (argc >= 2 && (parse_u64(argv[1], &cnt) || !cnt))) {
+			out(b, l, c, "error: usage: hang-admin [COUNT [abort]]\n");
 			return 1;
 		}
 		pthread_mutex_lock(&C.lock);
 		C.hang_admin = cnt;
+		C.hang_admin_op = op;
 		pthread_mutex_unlock(&C.lock);
-		fw_log("fault: the next %" PRIu64 " admin commands will hang", cnt);
+		fw_log("fault: the next %" PRIu64 " admin %s will hang", cnt,
+		       op < 0 ? "commands" : "aborts");
 	} else if (!strcmp(cmd, "stall")) {
 		int kind = argc == 3 ? (!strcmp(argv[2], "admin") ? STALL_ADMIN :
 					!strcmp(argv[2], "io") ? STALL_IO : 0) :
@@ -2048,7 +2056,8 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		if (C.refuse)
 			out(b, l, c, "refuse%s\n", C.refuse == 2 ? " cfs" : "");
 		if (C.hang_admin)
-			out(b, l, c, "hang-admin count %" PRIu64 "\n", C.hang_admin);
+			out(b, l, c, "hang-admin count %" PRIu64 "%s\n",
+			    C.hang_admin, C.hang_admin_op < 0 ? "" : " abort");
 		if (C.stall_ms)
 			out(b, l, c, "stall %" PRIu64 " ms%s\n", C.stall_ms,
 			    C.stall_kind == STALL_ADMIN ? " admin" :

@@ -971,8 +971,17 @@ static int t_stall(struct env *e)
 	CHECK(ms_now() - t0 >= 700, "I/O stall lasted %llu ms",
 	      (unsigned long long)(ms_now() - t0));
 
-	/* hang-admin: the next admin command is swallowed, then all is normal */
-	CHECK(!ctl(e, "hang-admin", "1", NULL, NULL), "ctl hang-admin");
+	/* hang-admin abort: only aborts are swallowed */
+	CHECK(ctl(e, "hang-admin", "1", "read", NULL) == 1, "bad kind accepted");
+	CHECK(!ctl(e, "hang-admin", "1", "abort", NULL), "ctl hang-admin abort");
+	CHECK(!ctl(e, "faults", NULL, NULL, NULL) &&
+	      out_has(e, "hang-admin count 1 abort"), "faults listing");
+	{
+		struct vc_identify id;
+
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+	}
+	/* the next abort is swallowed, then all is normal */
 	memset(&s, 0, sizeof(s));
 	s.opcode = VC_ADM_ABORT;
 	s.abort.sqid = 1;
