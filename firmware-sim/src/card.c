@@ -161,6 +161,10 @@ static struct card {
 	uint64_t ready_delay_ms;	/* every enable takes this long */
 	uint64_t enable_seen_ns;	/* when cc.EN 0->1 was noticed */
 	_Atomic uint64_t stall_until_ns;	/* heartbeat frozen until */
+	/* `ident FIELD VALUE`: identify fields reported wrong on purpose */
+	int ovr_max_xfer, ovr_discard_gran, ovr_capacity;
+	uint32_t max_xfer_val, discard_gran_val;
+	uint64_t capacity_val;
 
 	/* timed completions */
 	pthread_mutex_t hlock;
@@ -1006,6 +1010,14 @@ static void fill_identify(struct vc_identify *id)
 	id->max_discard_nlb = (uint32_t)(MAX_ZERO_BYTES >> m->lba_shift);
 	id->max_wzeroes_nlb = id->max_discard_nlb;
 	id->discard_gran = 4096;
+	pthread_mutex_lock(&C.lock);
+	if (C.ovr_max_xfer)
+		id->max_xfer = C.max_xfer_val;
+	if (C.ovr_discard_gran)
+		id->discard_gran = C.discard_gran_val;
+	if (C.ovr_capacity)
+		id->capacity = C.capacity_val;
+	pthread_mutex_unlock(&C.lock);
 }
 
 static void fill_health(struct vc_health_log *h)
@@ -2009,6 +2021,29 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		pthread_mutex_unlock(&C.lock);
 		fw_log("fault: the card will stall %" PRIu64 " ms at the next %scommand",
 		       n, kind == STALL_ADMIN ? "admin " : kind == STALL_IO ? "I/O " : "");
+	} else if (!strcmp(cmd, "ident")) {
+		const char *f = argc == 3 ? argv[1] : "";
+
+		if (argc != 3 || parse_u64(argv[2], &n) ||
+		    (strcmp(f, "max_xfer") && strcmp(f, "discard_gran") &&
+		     strcmp(f, "capacity")) ||
+		    (strcmp(f, "capacity") && n > UINT32_MAX)) {
+			out(b, l, c, "error: usage: ident max_xfer|discard_gran|capacity VALUE\n");
+			return 1;
+		}
+		pthread_mutex_lock(&C.lock);
+		if (!strcmp(f, "max_xfer")) {
+			C.ovr_max_xfer = 1;
+			C.max_xfer_val = (uint32_t)n;
+		} else if (!strcmp(f, "discard_gran")) {
+			C.ovr_discard_gran = 1;
+			C.discard_gran_val = (uint32_t)n;
+		} else {
+			C.ovr_capacity = 1;
+			C.capacity_val = n;
+		}
+		pthread_mutex_unlock(&C.lock);
+		fw_log("fault: identify reports %s = %" PRIu64, f, n);
 	} else if (!strcmp(cmd, "ready-delay")) {
 		if (argc != 2 || parse_u64(argv[1], &n) || n > 600000) {
 			out(b, l, c, "error: usage: ready-delay MS (0..600000)\n");
@@ -2038,6 +2073,7 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		C.hang_admin = 0;
 		C.stall_ms = 0;
 		C.ready_delay_ms = 0;
+		C.ovr_max_xfer = C.ovr_discard_gran = C.ovr_capacity = 0;
 		pthread_mutex_unlock(&C.lock);
 		fw_log("fault: all faults cleared");
 	} else if (!strcmp(cmd, "faults")) {
@@ -2065,6 +2101,14 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		if (C.ready_delay_ms)
 			out(b, l, c, "ready-delay %" PRIu64 " ms\n",
 			    C.ready_delay_ms);
+		if (C.ovr_max_xfer)
+			out(b, l, c, "ident max_xfer %u\n", C.max_xfer_val);
+		if (C.ovr_discard_gran)
+			out(b, l, c, "ident discard_gran %u\n",
+			    C.discard_gran_val);
+		if (C.ovr_capacity)
+			out(b, l, c, "ident capacity %" PRIu64 "\n",
+			    C.capacity_val);
 		out(b, l, c, "hung commands: %d\n", C.nparked);
 		pthread_mutex_unlock(&C.lock);
 	} else if (!strcmp(cmd, "powercut")) {
@@ -2080,7 +2124,8 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		out(b, l, c,
 		    "commands: stats [--json] | read-error SLBA NLB | write-error SLBA NLB |\n"
 		    "  hang [COUNT [SLBA NLB]] | hang-admin [COUNT] | stall MS [admin|io] |\n"
-		    "  ready-delay MS | refuse [cfs] | clear | faults | flush | powercut\n");
+		    "  ready-delay MS | ident FIELD VALUE | refuse [cfs] | clear | faults |\n"
+		    "  flush | powercut\n");
 	} else {
 		out(b, l, c, "error: unknown command '%s' (try help)\n", cmd);
 		return 1;

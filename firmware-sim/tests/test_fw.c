@@ -992,6 +992,24 @@ static int t_stall(struct env *e)
 	CHECK(st == 0 && c.result == 1, "second abort: st %d result %u", st,
 	      c.result);
 
+	/* ident overrides reach the identify page; clear restores */
+	{
+		struct vc_identify id;
+
+		CHECK(ctl(e, "ident", "lba_size", "1", NULL) == 1,
+		      "ident lba_size accepted");
+		CHECK(!ctl(e, "ident", "max_xfer", "2048", NULL), "ident");
+		CHECK(!ctl(e, "ident", "discard_gran", "3000", NULL), "ident");
+		CHECK(!ctl(e, "ident", "capacity", "18446744073709551615",
+			   NULL), "ident capacity");
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+		CHECK(id.max_xfer == 2048 && id.discard_gran == 3000 &&
+		      id.capacity == UINT64_MAX, "overrides not reported");
+		CHECK(!ctl(e, "clear", NULL, NULL, NULL), "clear");
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+		CHECK(id.max_xfer != 2048 && id.discard_gran == 4096 &&
+		      id.capacity != UINT64_MAX, "overrides survived clear");
+	}
 	/* ready-delay: RDY only after the delay; a withdrawn enable never */
 	CHECK(!ctl(e, "ready-delay", "700", NULL, NULL), "ctl ready-delay");
 	CHECK(!fh_disable(&e->h, 2000), "disable");
