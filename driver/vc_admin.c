@@ -495,36 +495,38 @@ int vcd_get_health(struct vcd_dev *dev, struct vc_health_log *log)
 
 /* --------------------------------------------------------- I/O queues */
 
+/* CREATE_CQ or CREATE_SQ for queue pair @q (the SQ completes on its CQ). */
+static int vcd_create_queue(struct vcd_dev *dev, struct vcd_queue *q, u8 opcode)
+{
+	struct vc_sqe cmd = { .opcode = opcode };
+	bool cq = opcode == VC_ADM_CREATE_CQ;
+	int ret;
+
+	cmd.dptr = cpu_to_le64(cq ? q->cq_dma : q->sq_dma);
+	cmd.queue.qid = cpu_to_le16(q->qid);
+	cmd.queue.qsize = cpu_to_le16(q->qsize);
+	if (cq)
+		cmd.queue.vector = cpu_to_le16(q->irq_vector);
+	else
+		cmd.queue.cqid = cpu_to_le16(q->qid);
+	ret = vcd_admin_exec(dev, &cmd, NULL, 0, NULL);
+	if (ret)
+		dev_err(&dev->pdev->dev, "cannot create %s %u: %d\n",
+			cq ? "CQ" : "SQ", q->qid, ret);
+	return ret;
+}
+
 static int vcd_create_queue_pair(struct vcd_dev *dev, struct vcd_queue *q)
 {
-	struct vc_sqe cmd = { .opcode = VC_ADM_CREATE_CQ };
 	int ret;
 
 	vcd_queue_reinit(q);
-	cmd.dptr = cpu_to_le64(q->cq_dma);
-	cmd.queue.qid = cpu_to_le16(q->qid);
-	cmd.queue.qsize = cpu_to_le16(q->qsize);
-	cmd.queue.vector = cpu_to_le16(q->irq_vector);
-	ret = vcd_admin_exec(dev, &cmd, NULL, 0, NULL);
-	if (ret) {
-		dev_err(&dev->pdev->dev, "cannot create CQ %u: %d\n", q->qid,
-			ret);
-		return ret;
-	}
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opcode = VC_ADM_CREATE_SQ;
-	cmd.dptr = cpu_to_le64(q->sq_dma);
-	cmd.queue.qid = cpu_to_le16(q->qid);
-	cmd.queue.qsize = cpu_to_le16(q->qsize);
-	cmd.queue.cqid = cpu_to_le16(q->qid);
-	ret = vcd_admin_exec(dev, &cmd, NULL, 0, NULL);
-	if (ret) {
-		dev_err(&dev->pdev->dev, "cannot create SQ %u: %d\n", q->qid,
-			ret);
-		return ret;
-	}
-	set_bit(VCD_Q_LIVE, &q->flags);
-	return 0;
+	ret = vcd_create_queue(dev, q, VC_ADM_CREATE_CQ);
+	if (!ret)
+		ret = vcd_create_queue(dev, q, VC_ADM_CREATE_SQ);
+	if (!ret)
+		set_bit(VCD_Q_LIVE, &q->flags);
+	return ret;
 }
 
 /*
