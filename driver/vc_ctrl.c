@@ -353,8 +353,10 @@ bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason)
  * @dev: the card (ctrl_lock held)
  * @shutdown: first cc.SHN = NORMAL (the card makes its write buffer
  *            durable), for remove, reboot and power-off
- * @status: how requests still held end: VCD_HOST_CANCELLED (retried after
- *          a reset) or VCD_HOST_DEAD (failed)
+ * @status: how requests still held end if the card confirmed it stopped:
+ *          VCD_HOST_CANCELLED (retried after a reset) or VCD_HOST_DEAD
+ *          (failed); a card that did not confirm is going to be killed, so
+ *          its requests fail as VCD_HOST_DEAD
  *
  * The one teardown of every path (probe failure, remove, reset, shutdown,
  * kill), in the order of nvme_dev_disable: no new command reaches the card
@@ -389,7 +391,7 @@ int vcd_dev_disable(struct vcd_dev *dev, bool shutdown, u16 status)
 	}
 	vcd_stop_io_queues(dev);
 	vcd_admin_stop(dev, stopped);
-	vcd_blk_cancel_all(dev, status);
+	vcd_blk_cancel_all(dev, stopped ? status : VCD_HOST_DEAD);
 	return stopped ? 0 : ret;
 }
 

@@ -11,8 +11,12 @@
  *               fails unless every step passed (details in the kernel log)
  *   stack_hold  write "SERIAL": get and claim the card, as a cache would,
  *               and listen to the notifier (on VCD_CARD_GOING it releases
- *               the claim); write "0": let go.  Read: what it holds and saw
+ *               the claim); "read LBA": one fail-fast read of a block in
+ *               the background; "0": let go.  Read: what it holds and saw,
+ *               and how the last read ended (ok, medium, offline, ioerr,
+ *               other, pending)
  */
+#include <linux/bio.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
@@ -82,8 +86,40 @@ static struct {
 	bool claimed;
 	bool listening;
 	unsigned int going, dead;
+	int read_status;	/* blk_status_t of the last read, -1: pending */
 	char serial[sizeof_field(struct vcd_ident, serial)];
 } vcd_hold;
+
+static void vcd_hold_read_end(struct bio *bio)
+{
+	WRITE_ONCE(vcd_hold.read_status, (__force int)bio->bi_status);
+	__free_page(bio_first_page_all(bio));
+	bio_put(bio);
+}
+
+/* vcd_hold.lock held: a fail-fast read of one block, as a cache would. */
+static int vcd_hold_read(u64 lba)
+{
+	struct vcd_card_info info;
+	struct page *page;
+	struct bio *bio;
+
+	if (!vcd_hold.claimed || vcd_card_info(vcd_hold.card, &info))
+		return -ENODEV;
+	if (READ_ONCE(vcd_hold.read_status) < 0)
+		return -EBUSY;
+	page = alloc_page(GFP_KERNEL);
+	if (!page)
+		return -ENOMEM;
+	bio = bio_alloc(vcd_hold.bdev, 1, REQ_OP_READ | REQ_FAILFAST_DEV,
+			GFP_KERNEL);
+	bio->bi_iter.bi_sector = lba * (info.lba_size >> SECTOR_SHIFT);
+	__bio_add_page(bio, page, info.lba_size, 0);
+	bio->bi_end_io = vcd_hold_read_end;
+	WRITE_ONCE(vcd_hold.read_status, -1);
+	submit_bio(bio);
+	return 0;
+}
 
 static int vcd_hold_notify(struct notifier_block *nb, unsigned long event,
 			   void *data)
@@ -132,6 +168,14 @@ static ssize_t vcd_dbg_stack_hold_write(struct file *file,
 		vcd_hold_drop();
 		goto out;
 	}
+	if (!strncmp(buf, "read ", 5)) {
+		unsigned long long lba;
+
+		ret = kstrtoull(buf + 5, 0, &lba);
+		if (!ret)
+			ret = vcd_hold_read(lba);
+		goto out;
+	}
 	ret = -EBUSY;
 	if (vcd_hold.card)
 		goto out;
@@ -147,10 +191,29 @@ static ssize_t vcd_dbg_stack_hold_write(struct file *file,
 	vcd_hold.claimed = true;
 	vcd_hold.going = 0;
 	vcd_hold.dead = 0;
+	vcd_hold.read_status = 0;
 	strscpy(vcd_hold.serial, buf, sizeof(vcd_hold.serial));
 out:
 	mutex_unlock(&vcd_hold.lock);
 	return ret ? ret : count;
+}
+
+static const char *vcd_hold_status_name(int sts)
+{
+	if (sts < 0)
+		return "pending";
+	switch ((__force blk_status_t)sts) {
+	case BLK_STS_OK:
+		return "ok";
+	case BLK_STS_MEDIUM:
+		return "medium";
+	case BLK_STS_OFFLINE:
+		return "offline";
+	case BLK_STS_IOERR:
+		return "ioerr";
+	default:
+		return "other";
+	}
 }
 
 static ssize_t vcd_dbg_stack_hold_read(struct file *file, char __user *ubuf,
@@ -164,9 +227,10 @@ static ssize_t vcd_dbg_stack_hold_read(struct file *file, char __user *ubuf,
 	if (vcd_hold.card && !vcd_card_info(vcd_hold.card, &info))
 		live = info.live;
 	n = scnprintf(buf, sizeof(buf),
-		      "card %s claimed %d live %d going %u dead %u\n",
+		      "card %s claimed %d live %d going %u dead %u read %s\n",
 		      vcd_hold.card ? vcd_hold.serial : "-", vcd_hold.claimed,
-		      live, vcd_hold.going, vcd_hold.dead);
+		      live, vcd_hold.going, vcd_hold.dead,
+		      vcd_hold_status_name(READ_ONCE(vcd_hold.read_status)));
 	mutex_unlock(&vcd_hold.lock);
 	return simple_read_from_buffer(ubuf, count, ppos, buf, n);
 }
