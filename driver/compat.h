@@ -10,6 +10,9 @@
  *         the blk_queue_*() limit setters are gone
  *   6.14  blk_mq_pci_map_queues() -> blk_mq_map_hw_queues();
  *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
+ * and for the exclusive open of vc_stack.c: 6.5 blkdev_get_by_dev() takes
+ * blk_mode_t + holder ops, blkdev_put() the holder; 6.8 bdev_open_by_dev()
+ * handles; 6.9 bdev_file_open_by_dev() files.
  */
 #ifndef VCACHE_COMPAT_H
 #define VCACHE_COMPAT_H
@@ -129,6 +132,61 @@ static inline void vcd_map_queues(struct blk_mq_queue_map *qmap,
 #else
 	blk_mq_pci_map_queues(qmap, pdev, offset);
 #endif
+}
+
+/* An exclusive open of a card's disk by an in-module user (vc_stack.c). */
+struct vcd_bdev_handle {
+	struct block_device *bdev;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	struct file *file;
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	struct bdev_handle *handle;
+#endif
+	void *holder;
+};
+
+static inline int vcd_bdev_open_excl(dev_t devt, void *holder,
+				     struct vcd_bdev_handle *h)
+{
+	h->holder = holder;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	h->file = bdev_file_open_by_dev(devt, BLK_OPEN_READ | BLK_OPEN_WRITE,
+					holder, NULL);
+	if (IS_ERR(h->file))
+		return PTR_ERR(h->file);
+	h->bdev = file_bdev(h->file);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	h->handle = bdev_open_by_dev(devt, BLK_OPEN_READ | BLK_OPEN_WRITE,
+				     holder, NULL);
+	if (IS_ERR(h->handle))
+		return PTR_ERR(h->handle);
+	h->bdev = h->handle->bdev;
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	h->bdev = blkdev_get_by_dev(devt, BLK_OPEN_READ | BLK_OPEN_WRITE,
+				    holder, NULL);
+	if (IS_ERR(h->bdev))
+		return PTR_ERR(h->bdev);
+#else
+	h->bdev = blkdev_get_by_dev(devt, FMODE_READ | FMODE_WRITE | FMODE_EXCL,
+				    holder);
+	if (IS_ERR(h->bdev))
+		return PTR_ERR(h->bdev);
+#endif
+	return 0;
+}
+
+static inline void vcd_bdev_close(struct vcd_bdev_handle *h)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	fput(h->file);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	bdev_release(h->handle);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	blkdev_put(h->bdev, h->holder);
+#else
+	blkdev_put(h->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
+#endif
+	h->bdev = NULL;
 }
 
 #endif /* VCACHE_COMPAT_H */

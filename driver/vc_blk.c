@@ -149,6 +149,41 @@ out:
 	return sts;
 }
 
+/*
+ * Card status to block layer status.  Requests with REQ_FAILFAST_DEV come
+ * from in-kernel users that must tell a bad block from a dead card (a
+ * cache: vcache_stack.h) and get BLK_STS_MEDIUM / BLK_STS_OFFLINE.  Others
+ * get BLK_STS_IOERR: MEDIUM would reach O_DIRECT callers as ENODATA and
+ * OFFLINE as ENODEV, and databases act on EIO; the log line names the
+ * error.
+ */
+static blk_status_t vcd_blk_status(struct request *rq, u16 status)
+{
+	bool precise = rq->cmd_flags & REQ_FAILFAST_DEV;
+
+	switch (status) {
+	case VC_SC_SUCCESS:
+		return BLK_STS_OK;
+	case VC_SC_INVALID_OPCODE:
+		return BLK_STS_NOTSUPP;
+	case VC_SC_READ_ERROR:
+	case VC_SC_WRITE_FAULT:
+		return precise ? BLK_STS_MEDIUM : BLK_STS_IOERR;
+	case VCD_HOST_DEAD:
+		return precise ? BLK_STS_OFFLINE : BLK_STS_IOERR;
+	default:
+		return BLK_STS_IOERR;
+	}
+}
+
+/* queue_rq on a queue that is not live: wait for a reset, or fail. */
+static blk_status_t vcd_not_live(struct vcd_dev *dev, struct request *rq)
+{
+	if (vcd_state(dev) == VCD_STATE_RESETTING)
+		return BLK_STS_RESOURCE;
+	return vcd_blk_status(rq, VCD_HOST_DEAD);
+}
+
 /* sq_lock held: tell the card about new SQ entries. */
 static void vcd_ring_sq(struct vcd_queue *q)
 {
@@ -171,15 +206,13 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool data;
 
 	if (unlikely(!test_bit(VCD_Q_LIVE, &q->flags)))
-		return vcd_state(dev) == VCD_STATE_RESETTING ?
-			BLK_STS_RESOURCE : BLK_STS_IOERR;
+		return vcd_not_live(dev, rq);
 
 	if (!(rq->rq_flags & RQF_DONTPREP)) {
 		/* first submission, not a requeue */
 		iod->retries = 0;
 		rq->rq_flags |= RQF_DONTPREP;
 	}
-	iod->aborted = false;
 	iod->sgl = NULL;
 	iod->sgt_alloced = false;
 	iod->dma_mapped = false;
@@ -202,10 +235,10 @@ static blk_status_t vcd_queue_rq(struct blk_mq_hw_ctx *hctx,
 		/* blk-mq ends or requeues it; nobody else may complete it */
 		set_bit(VCD_IOD_DONE, &iod->flags);
 		vcd_unmap_data(dev, rq);
-		return vcd_state(dev) == VCD_STATE_RESETTING ?
-			BLK_STS_RESOURCE : BLK_STS_IOERR;
+		return vcd_not_live(dev, rq);
 	}
 	iod->gen++;
+	atomic_set(&iod->tstate, iod->gen);
 	iod->cid = ((iod->gen & 0xf) << VCD_CID_GEN_SHIFT) | rq->tag;
 	cmd.cid = cpu_to_le16(iod->cid);
 	memcpy(&q->sqes[q->sq_tail], &cmd, sizeof(cmd));
@@ -224,27 +257,6 @@ static void vcd_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	spin_lock(&q->sq_lock);
 	vcd_ring_sq(q);
 	spin_unlock(&q->sq_lock);
-}
-
-/* Card status to block layer status. */
-static blk_status_t vcd_blk_status(u16 status)
-{
-	switch (status) {
-	case VC_SC_SUCCESS:
-		return BLK_STS_OK;
-	case VC_SC_INVALID_OPCODE:
-		return BLK_STS_NOTSUPP;
-	case VC_SC_READ_ERROR:
-	case VC_SC_WRITE_FAULT:
-		/*
-		 * Not BLK_STS_MEDIUM: that reaches O_DIRECT callers as
-		 * ENODATA, and databases act on EIO.  The log line below
-		 * names the media error.
-		 */
-		return BLK_STS_IOERR;
-	default:
-		return BLK_STS_IOERR;
-	}
 }
 
 static bool vcd_should_retry(struct vcd_dev *dev, struct request *rq, u16 status)
@@ -282,7 +294,7 @@ static void vcd_complete_rq(struct request *rq)
 				    blk_rq_bytes(rq),
 				    (unsigned long long)blk_rq_pos(rq),
 				    vcd_status_name(status), status);
-	blk_mq_end_request(rq, vcd_blk_status(status));
+	blk_mq_end_request(rq, vcd_blk_status(rq, status));
 }
 
 /* Complete @rq with @status unless someone else completed it already. */
@@ -324,6 +336,14 @@ void vcd_complete_cqe(struct vcd_queue *q, const struct vc_cqe *cqe)
 	vcd_complete_once(rq, VC_CQE_STATUS(le16_to_cpu(cqe->status)));
 }
 
+/*
+ * A command did not complete within io_timeout.  Runs with blk-mq holding a
+ * reference on @rq, but the request may complete (and be sent again) under
+ * us: iod fields are read once and changed only through tstate's cmpxchg.
+ * First timeout: abort (the card completes it as aborted and it is
+ * retried).  Second timeout of the same submission, abort sent or not (too
+ * many in flight, admin SQ full): reset the controller.
+ */
 static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 {
 	struct vcd_iod *iod = blk_mq_rq_to_pdu(rq);
@@ -331,6 +351,9 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	struct vcd_dev *dev = q->dev;
 	struct device *d = &dev->pdev->dev;
 	enum vcd_state state = vcd_state(dev);
+	int ts = atomic_read(&iod->tstate);
+	u16 cid = ((ts & 0xf) << VCD_CID_GEN_SHIFT) | rq->tag;
+	const char *op = vcd_opname(READ_ONCE(iod->opcode));
 	u32 csts;
 	int ret;
 
@@ -343,15 +366,15 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	vcd_poll_cq(q);
 	if (test_bit(VCD_IOD_DONE, &iod->flags)) {
 		dev_warn(d, "%s: QID %u cid 0x%x timeout, completion polled (lost interrupt?)\n",
-			 dev->name, q->qid, iod->cid);
+			 dev->name, q->qid, cid);
 		return BLK_EH_DONE;
 	}
 	atomic_inc(&dev->nr_timeouts);
 
 	if (state == VCD_STATE_DELETING) {
 		dev_warn(d, "%s: QID %u cid 0x%x %s timed out during removal: disabling the card\n",
-			 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode));
-		vcd_kill(dev, "I/O timeout during removal", true);
+			 dev->name, q->qid, cid, op);
+		vcd_kill(dev, "I/O timeout during removal");
 		return BLK_EH_DONE;
 	}
 	if (state != VCD_STATE_LIVE)	/* reset under way: it requeues us */
@@ -360,32 +383,31 @@ static enum blk_eh_timer_return vcd_timeout(struct request *rq)
 	csts = readl(&dev->regs->csts);
 	if (csts == ~0u || (csts & VC_CSTS_CFS)) {
 		dev_warn(d, "%s: QID %u cid 0x%x timeout, controller status 0x%x: resetting\n",
-			 dev->name, q->qid, iod->cid, csts);
+			 dev->name, q->qid, cid, csts);
 		vcd_schedule_reset(dev, "controller fatal status");
 		return BLK_EH_RESET_TIMER;
 	}
-	if (iod->aborted) {
-		dev_warn(d, "%s: QID %u cid 0x%x %s timed out again after abort: resetting controller\n",
-			 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode));
+	if (ts & VCD_TS_TIMED_OUT) {
+		dev_warn(d, "%s: QID %u cid 0x%x %s timed out again: resetting controller\n",
+			 dev->name, q->qid, cid, op);
 		vcd_schedule_reset(dev, "I/O timeout after abort");
 		return BLK_EH_RESET_TIMER;
 	}
+	/* this submission's first timeout is ours, unless it moved on */
+	if (atomic_cmpxchg(&iod->tstate, ts, ts | VCD_TS_TIMED_OUT) != ts)
+		return BLK_EH_DONE;
 
 	dev_warn(d, "%s: QID %u cid 0x%x %s of %u bytes at sector %llu timed out after %u ms: aborting\n",
-		 dev->name, q->qid, iod->cid, vcd_opname(iod->opcode),
-		 blk_rq_bytes(rq), (unsigned long long)blk_rq_pos(rq),
+		 dev->name, q->qid, cid, op, blk_rq_bytes(rq),
+		 (unsigned long long)blk_rq_pos(rq),
 		 jiffies_to_msecs(rq->timeout));
-	iod->aborted = true;
-	ret = vcd_admin_abort(dev, q->qid, iod->cid);
+	ret = vcd_admin_abort(dev, q->qid, cid);
 	if (ret == -EBUSY) {
-		/* Too many aborts in flight: look again next period. */
-		iod->aborted = false;
-		return BLK_EH_RESET_TIMER;
-	}
-	if (ret) {
-		iod->aborted = false;
+		dev_warn(d, "%s: QID %u cid 0x%x: no abort possible now; the next timeout resets\n",
+			 dev->name, q->qid, cid);
+	} else if (ret) {
 		dev_warn(d, "%s: QID %u cid 0x%x: cannot send abort (%d): resetting\n",
-			 dev->name, q->qid, iod->cid, ret);
+			 dev->name, q->qid, cid, ret);
 		vcd_schedule_reset(dev, "abort not possible");
 	}
 	return BLK_EH_RESET_TIMER;
@@ -508,17 +530,24 @@ void vcd_blk_free(struct vcd_dev *dev)
 	dev->tagset_alloced = false;
 }
 
+/* Stop dispatch to the card (once; ctrl_lock held). */
 void vcd_blk_quiesce(struct vcd_dev *dev)
 {
-	if (dev->disk)
+	lockdep_assert_held(&dev->ctrl_lock);
+	if (dev->disk && !dev->quiesced) {
 		blk_mq_quiesce_queue(dev->disk->queue);
+		dev->quiesced = true;
+	}
 }
 
+/* Dispatch again, requeued requests first (ctrl_lock held). */
 void vcd_blk_unquiesce(struct vcd_dev *dev)
 {
-	if (dev->disk) {
+	lockdep_assert_held(&dev->ctrl_lock);
+	if (dev->disk && dev->quiesced) {
 		blk_mq_unquiesce_queue(dev->disk->queue);
 		blk_mq_kick_requeue_list(dev->disk->queue);
+		dev->quiesced = false;
 	}
 }
 

@@ -5,7 +5,9 @@
  * The module is several subsystems linked together: the cache engine
  * (cache/, its kernel environment: workqueue, bio pool) and the card
  * driver.  They start in table order and stop in reverse order; a failing
- * init unwinds the ones before it.
+ * init unwinds the ones before it.  A subsystem that uses cards (the
+ * stacking API, vcache_stack.h) goes after the card driver, so that it
+ * stops, releasing its cards, before the card driver does.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * controller registers, admin queue, I/O queue creation, CQ
- * processing, reset, kill and the health watchdog of the vcache card.
+ * controller registers, queue memory, CQ processing, the one disable
+ * path (vcd_dev_disable), reset, kill and the health watchdog of the
+ * vcache card.  The admin queue and its commands are in vc_admin.c.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -9,6 +10,7 @@
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/jiffies.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -116,7 +118,15 @@ int vcd_ctrl_disable(struct vcd_dev *dev)
 
 	cc &= ~(VC_CC_EN | VC_CC_SHN_MASK);
 	vcd_write_cc(dev, cc);
-	ret = vcd_wait_csts(dev, VC_CSTS_RDY, 0, &csts);
+	if (dev->unresponsive) {
+		/* it ignored the last disable: look once, do not wait again */
+		csts = readl(&dev->regs->csts);
+		ret = csts == ~0u ? -ENODEV :
+		      (csts & VC_CSTS_RDY) ? -ETIMEDOUT : 0;
+	} else {
+		ret = vcd_wait_csts(dev, VC_CSTS_RDY, 0, &csts);
+	}
+	dev->unresponsive = ret == -ETIMEDOUT;
 	if (ret)
 		dev_err(&dev->pdev->dev,
 			"card did not clear csts.RDY within %u ms of disable (csts 0x%x): %d\n",
@@ -136,6 +146,8 @@ int vcd_ctrl_enable(struct vcd_dev *dev)
 	writeq(aq->cq_dma, &dev->regs->acq);
 	vcd_write_cc(dev, VC_CC_EN);
 	ret = vcd_wait_csts(dev, VC_CSTS_RDY | VC_CSTS_CFS, VC_CSTS_RDY, &csts);
+	if (!ret)
+		dev->unresponsive = false;
 	if (ret)
 		dev_err(&dev->pdev->dev,
 			"card did not become ready within %u ms (csts 0x%x%s): %d\n",
@@ -227,9 +239,16 @@ void vcd_queue_free(struct vcd_dev *dev, struct vcd_queue *q)
 	q->sqes = NULL;
 }
 
-/* Empty a queue before the card (re)learns it.  Not LIVE: no users. */
+/*
+ * Empty a queue before the card (re)learns it.  Not LIVE, so nothing
+ * submits; a timeout handler may still poll the CQ, hence the locks.
+ */
 void vcd_queue_reinit(struct vcd_queue *q)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->cq_lock, flags);
+	spin_lock(&q->sq_lock);
 	memset(q->cqes, 0, q->qsize * sizeof(struct vc_cqe));
 	q->sq_tail = 0;
 	q->last_sq_tail = 0;
@@ -237,21 +256,8 @@ void vcd_queue_reinit(struct vcd_queue *q)
 	q->cq_phase = 1;
 	writel(0, &q->db->sq_tail);
 	writel(0, &q->db->cq_head);
-}
-
-static inline bool vcd_cqe_pending(struct vcd_queue *q)
-{
-	u16 status = le16_to_cpu(READ_ONCE(q->cqes[q->cq_head].status));
-
-	return (status & VC_CQE_PHASE) == q->cq_phase;
-}
-
-static inline void vcd_cq_advance(struct vcd_queue *q)
-{
-	if (++q->cq_head == q->qsize) {
-		q->cq_head = 0;
-		q->cq_phase ^= 1;
-	}
+	spin_unlock(&q->sq_lock);
+	spin_unlock_irqrestore(&q->cq_lock, flags);
 }
 
 /* Consume new CQEs of I/O queue @q.  cq_lock held. */
@@ -294,445 +300,6 @@ void vcd_poll_cq(struct vcd_queue *q)
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 }
 
-/* ------------------------------------------------------- admin queue */
-
-void vcd_admin_init(struct vcd_dev *dev)
-{
-	spin_lock_init(&dev->admin_lock);
-	sema_init(&dev->admin_sem, VCD_ADMIN_SLOTS);
-	atomic_set(&dev->aborts_inflight, 0);
-	dev->admin_live = false;
-}
-
-/* Admin queue memory is fresh and the card is about to be enabled. */
-void vcd_admin_start(struct vcd_dev *dev)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&dev->admin_lock, flags);
-	vcd_queue_reinit(&dev->aq);
-	dev->admin_sq_head = 0;
-	dev->admin_live = true;
-	spin_unlock_irqrestore(&dev->admin_lock, flags);
-}
-
-/* admin_lock held.  Completes slot @i with @err and frees it. */
-static void vcd_admin_finish(struct vcd_dev *dev, unsigned int i, int err,
-			     u16 status, u32 result)
-{
-	struct vcd_admin_slot *slot = &dev->slots[i];
-
-	slot->busy = false;
-	if (slot->done)
-		slot->done(dev, slot, err, status, result);
-	slot->done = NULL;
-	slot->ctx = NULL;
-	up(&dev->admin_sem);
-}
-
-/* admin_lock held. */
-static void vcd_process_admin_cq(struct vcd_dev *dev)
-{
-	struct vcd_queue *q = &dev->aq;
-	bool found = false;
-
-	while (vcd_cqe_pending(q)) {
-		struct vc_cqe cqe;
-		unsigned int i;
-		u16 cid;
-
-		dma_rmb();
-		cqe = q->cqes[q->cq_head];
-		vcd_cq_advance(q);
-		found = true;
-		if (le16_to_cpu(cqe.sq_head) < q->qsize)
-			dev->admin_sq_head = le16_to_cpu(cqe.sq_head);
-		cid = le16_to_cpu(cqe.cid);
-		i = cid & 0xff;
-		if (i >= VCD_ADMIN_SLOTS || !dev->slots[i].busy ||
-		    dev->slots[i].gen != cid >> 8) {
-			dev_warn_ratelimited(&dev->pdev->dev,
-					     "late or unknown admin completion, cid 0x%x: dropped\n",
-					     cid);
-			continue;
-		}
-		vcd_admin_finish(dev, i, 0, VC_CQE_STATUS(le16_to_cpu(cqe.status)),
-				 le32_to_cpu(cqe.result));
-	}
-	if (found)
-		writel(q->cq_head, &q->db->cq_head);
-}
-
-irqreturn_t vcd_admin_irq(int irq, void *data)
-{
-	struct vcd_dev *dev = data;
-
-	spin_lock(&dev->admin_lock);
-	vcd_process_admin_cq(dev);
-	spin_unlock(&dev->admin_lock);
-	return IRQ_HANDLED;
-}
-
-/*
- * The admin queue stops: no new command is accepted and every command in
- * flight completes with -EIO.  Call with the card disabled (or dead).
- */
-void vcd_admin_stop(struct vcd_dev *dev)
-{
-	unsigned long flags;
-	unsigned int i;
-
-	spin_lock_irqsave(&dev->admin_lock, flags);
-	dev->admin_live = false;
-	if (dev->aq.cqes)
-		vcd_process_admin_cq(dev);
-	for (i = 0; i < VCD_ADMIN_SLOTS; i++)
-		if (dev->slots[i].busy)
-			vcd_admin_finish(dev, i, -EIO, 0, 0);
-	spin_unlock_irqrestore(&dev->admin_lock, flags);
-}
-
-/*
- * Post @cmd in a free slot (the caller holds one from admin_sem) and ring.
- * Returns the slot index or -ENODEV when the admin queue is not live.
- */
-static int vcd_admin_post(struct vcd_dev *dev, struct vc_sqe *cmd,
-			  vcd_admin_done_t done, void *ctx, u32 data)
-{
-	struct vcd_queue *q = &dev->aq;
-	struct vcd_admin_slot *slot;
-	unsigned long flags;
-	unsigned int i;
-
-	spin_lock_irqsave(&dev->admin_lock, flags);
-	if (!dev->admin_live) {
-		spin_unlock_irqrestore(&dev->admin_lock, flags);
-		return -ENODEV;
-	}
-	for (i = 0; i < VCD_ADMIN_SLOTS; i++)
-		if (!dev->slots[i].busy)
-			break;
-	if (WARN_ON_ONCE(i == VCD_ADMIN_SLOTS) ||
-	    (q->sq_tail + 1) % q->qsize == dev->admin_sq_head) {
-		/* no free slot, or the card stopped consuming the SQ */
-		spin_unlock_irqrestore(&dev->admin_lock, flags);
-		return -EBUSY;
-	}
-	slot = &dev->slots[i];
-	slot->busy = true;
-	slot->gen++;
-	slot->done = done;
-	slot->ctx = ctx;
-	slot->data = data;
-	cmd->cid = cpu_to_le16(((u16)slot->gen << 8) | i);
-	memcpy(&q->sqes[q->sq_tail], cmd, sizeof(*cmd));
-	if (++q->sq_tail == q->qsize)
-		q->sq_tail = 0;
-	writel(q->sq_tail, &q->db->sq_tail);
-	vcd_ring(dev, VC_ADMIN_QID);
-	spin_unlock_irqrestore(&dev->admin_lock, flags);
-	return i;
-}
-
-struct vcd_admin_wait {
-	struct completion done;
-	int err;
-	u16 status;
-	u32 result;
-};
-
-static void vcd_admin_sync_done(struct vcd_dev *dev, struct vcd_admin_slot *slot,
-				int err, u16 status, u32 result)
-{
-	struct vcd_admin_wait *w = slot->ctx;
-
-	w->err = err;
-	w->status = status;
-	w->result = result;
-	complete(&w->done);
-}
-
-/**
- * vcd_admin_exec - run an admin command and wait for it
- * @dev: the card
- * @cmd: the command (cid is filled in)
- * @result: the CQE result, or NULL
- *
- * Waits at most admin_timeout seconds.  Returns 0, -EIO when the card
- * returned an error status (logged), -ETIMEDOUT, or -ENODEV when the admin
- * queue is down (reset in progress, card dead).
- */
-int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, u32 *result)
-{
-	unsigned long tmo = msecs_to_jiffies(vcd_admin_timeout * MSEC_PER_SEC);
-	struct vcd_admin_wait w;
-	unsigned long flags;
-	int i;
-
-	init_completion(&w.done);
-	w.err = 0;
-	if (down_timeout(&dev->admin_sem, tmo))
-		return -ETIMEDOUT;
-	i = vcd_admin_post(dev, cmd, vcd_admin_sync_done, &w, 0);
-	if (i < 0) {
-		up(&dev->admin_sem);
-		return i;
-	}
-	if (!wait_for_completion_timeout(&w.done, tmo)) {
-		/* Abandon the slot unless it completed in the meantime. */
-		spin_lock_irqsave(&dev->admin_lock, flags);
-		if (dev->slots[i].busy && dev->slots[i].ctx == &w) {
-			dev->slots[i].done = NULL;
-			vcd_admin_finish(dev, i, -ETIMEDOUT, 0, 0);
-			w.err = -ETIMEDOUT;
-		}
-		spin_unlock_irqrestore(&dev->admin_lock, flags);
-		if (w.err == -ETIMEDOUT) {
-			dev_err(&dev->pdev->dev,
-				"admin command 0x%02x timed out after %u s\n",
-				cmd->opcode, vcd_admin_timeout);
-			/* A LIVE card that ignores its admin queue is wedged. */
-			vcd_schedule_reset(dev, "admin command timeout");
-			return -ETIMEDOUT;
-		}
-		/* else completed under the lock: w is filled in */
-	}
-	if (w.err)
-		return w.err;
-	if (w.status != VC_SC_SUCCESS) {
-		dev_err(&dev->pdev->dev, "admin command 0x%02x failed: %s (0x%x)\n",
-			cmd->opcode, vcd_status_name(w.status), w.status);
-		return -EIO;
-	}
-	if (result)
-		*result = w.result;
-	return 0;
-}
-
-static void vcd_abort_done(struct vcd_dev *dev, struct vcd_admin_slot *slot,
-			   int err, u16 status, u32 result)
-{
-	u16 qid = slot->data >> 16, cid = slot->data & 0xffff;
-
-	atomic_dec(&dev->aborts_inflight);
-	if (err)	/* the admin queue stopped: a reset is under way */
-		return;
-	if (status == VC_SC_SUCCESS && result == 0) {
-		dev_info(&dev->pdev->dev, "QID %u cid 0x%x aborted by the card\n",
-			 qid, cid);
-		return;
-	}
-	dev_warn(&dev->pdev->dev,
-		 "abort of QID %u cid 0x%x failed (%s, result %u): resetting\n",
-		 qid, cid, vcd_status_name(status), result);
-	vcd_schedule_reset(dev, "abort failed");
-}
-
-/*
- * Send VC_ADM_ABORT for (qid, cid) without waiting.  Never sleeps.
- * Returns 0 or -EBUSY/-ENODEV when no abort could be sent now.
- */
-int vcd_admin_abort(struct vcd_dev *dev, u16 qid, u16 cid)
-{
-	struct vc_sqe cmd = { .opcode = VC_ADM_ABORT };
-	int i;
-
-	if (atomic_inc_return(&dev->aborts_inflight) > VCD_MAX_ABORTS) {
-		atomic_dec(&dev->aborts_inflight);
-		return -EBUSY;
-	}
-	if (down_trylock(&dev->admin_sem)) {
-		atomic_dec(&dev->aborts_inflight);
-		return -EBUSY;
-	}
-	cmd.abort.sqid = cpu_to_le16(qid);
-	cmd.abort.cid = cpu_to_le16(cid);
-	i = vcd_admin_post(dev, &cmd, vcd_abort_done, NULL,
-			   ((u32)qid << 16) | cid);
-	if (i < 0) {
-		up(&dev->admin_sem);
-		atomic_dec(&dev->aborts_inflight);
-		return i;
-	}
-	atomic_inc(&dev->nr_aborts);
-	return 0;
-}
-
-static void vcd_copy_str(char *dst, const char *src, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : ' ';
-	while (n && dst[n - 1] == ' ')
-		n--;
-	dst[n] = '\0';
-}
-
-/* IDENTIFY into @id, with sanity checks of what the driver relies on. */
-int vcd_identify(struct vcd_dev *dev, struct vcd_ident *id)
-{
-	struct device *d = &dev->pdev->dev;
-	struct vc_sqe cmd = { .opcode = VC_ADM_IDENTIFY };
-	struct vc_identify *raw;
-	dma_addr_t dma;
-	int ret;
-
-	raw = dma_alloc_coherent(d, sizeof(*raw), &dma, GFP_KERNEL);
-	if (!raw)
-		return -ENOMEM;
-	cmd.nseg = cpu_to_le16(1);
-	cmd.dptr = cpu_to_le64(dma);
-	cmd.dlen = cpu_to_le32(sizeof(*raw));
-	ret = vcd_admin_exec(dev, &cmd, NULL);
-	if (ret)
-		goto out;
-
-	vcd_copy_str(id->serial, raw->serial, sizeof(raw->serial));
-	vcd_copy_str(id->model, raw->model, sizeof(raw->model));
-	vcd_copy_str(id->fw_rev, raw->fw_rev, sizeof(raw->fw_rev));
-	id->capacity = le64_to_cpu(raw->capacity);
-	id->lba_size = le32_to_cpu(raw->lba_size);
-	id->phys_block_size = le32_to_cpu(raw->phys_block_size);
-	id->max_xfer = le32_to_cpu(raw->max_xfer);
-	id->num_ioq = le16_to_cpu(raw->num_ioq);
-	id->max_qdepth = le16_to_cpu(raw->max_qdepth);
-	id->max_sge = le16_to_cpu(raw->max_sge);
-	id->flags = le16_to_cpu(raw->flags);
-	id->max_discard_nlb = le32_to_cpu(raw->max_discard_nlb);
-	id->max_wzeroes_nlb = le32_to_cpu(raw->max_wzeroes_nlb);
-	id->discard_gran = le32_to_cpu(raw->discard_gran);
-
-	ret = -EINVAL;
-	if (id->lba_size != 512 && id->lba_size != 4096)
-		dev_err(d, "identify: unsupported LBA size %u\n", id->lba_size);
-	else if (!id->capacity)
-		dev_err(d, "identify: zero capacity\n");
-	else if (id->phys_block_size < id->lba_size ||
-		 !is_power_of_2(id->phys_block_size))
-		dev_err(d, "identify: bad physical block size %u\n",
-			id->phys_block_size);
-	else if (id->max_xfer < id->lba_size)
-		dev_err(d, "identify: max transfer %u below LBA size\n",
-			id->max_xfer);
-	else if (id->max_qdepth < 2)
-		dev_err(d, "identify: queue depth %u\n", id->max_qdepth);
-	else if (!id->max_sge)
-		dev_err(d, "identify: max_sge is 0\n");
-	else if (!id->num_ioq)
-		dev_err(d, "identify: no I/O queues\n");
-	else
-		ret = 0;
-out:
-	dma_free_coherent(d, sizeof(*raw), raw, dma);
-	return ret;
-}
-
-int vcd_get_health(struct vcd_dev *dev, struct vc_health_log *log)
-{
-	struct device *d = &dev->pdev->dev;
-	struct vc_sqe cmd = { .opcode = VC_ADM_GET_LOG };
-	struct vc_health_log *buf;
-	dma_addr_t dma;
-	int ret;
-
-	buf = dma_alloc_coherent(d, sizeof(*buf), &dma, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	cmd.nseg = cpu_to_le16(1);
-	cmd.dptr = cpu_to_le64(dma);
-	cmd.dlen = cpu_to_le32(sizeof(*buf));
-	cmd.log.lid = VC_LOG_HEALTH;
-	ret = vcd_admin_exec(dev, &cmd, NULL);
-	if (!ret)
-		memcpy(log, buf, sizeof(*log));
-	dma_free_coherent(d, sizeof(*buf), buf, dma);
-	return ret;
-}
-
-/* --------------------------------------------------------- I/O queues */
-
-static int vcd_create_queue_pair(struct vcd_dev *dev, struct vcd_queue *q)
-{
-	struct vc_sqe cmd = { .opcode = VC_ADM_CREATE_CQ };
-	int ret;
-
-	vcd_queue_reinit(q);
-	cmd.dptr = cpu_to_le64(q->cq_dma);
-	cmd.queue.qid = cpu_to_le16(q->qid);
-	cmd.queue.qsize = cpu_to_le16(q->qsize);
-	cmd.queue.vector = cpu_to_le16(q->irq_vector);
-	ret = vcd_admin_exec(dev, &cmd, NULL);
-	if (ret) {
-		dev_err(&dev->pdev->dev, "cannot create CQ %u: %d\n", q->qid,
-			ret);
-		return ret;
-	}
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opcode = VC_ADM_CREATE_SQ;
-	cmd.dptr = cpu_to_le64(q->sq_dma);
-	cmd.queue.qid = cpu_to_le16(q->qid);
-	cmd.queue.qsize = cpu_to_le16(q->qsize);
-	cmd.queue.cqid = cpu_to_le16(q->qid);
-	ret = vcd_admin_exec(dev, &cmd, NULL);
-	if (ret) {
-		dev_err(&dev->pdev->dev, "cannot create SQ %u: %d\n", q->qid,
-			ret);
-		return ret;
-	}
-	set_bit(VCD_Q_LIVE, &q->flags);
-	return 0;
-}
-
-/*
- * Create every I/O queue pair on the card (memory is allocated).  On error
- * the queues already created stay known to the card; the caller disables
- * the controller, which forgets them.
- */
-int vcd_create_io_queues(struct vcd_dev *dev)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < dev->nr_ioq; i++) {
-		ret = vcd_create_queue_pair(dev, &dev->ioq[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * Best effort DELETE_SQ/DELETE_CQ before a clean shutdown; after the first
- * failure the queues are only marked stopped (the disable forgets them).
- */
-void vcd_delete_io_queues(struct vcd_dev *dev)
-{
-	bool failed = false;
-	struct vc_sqe cmd;
-	unsigned int i;
-
-	for (i = 0; i < dev->nr_ioq; i++) {
-		struct vcd_queue *q = &dev->ioq[i];
-
-		if (!test_bit(VCD_Q_LIVE, &q->flags))
-			continue;
-		spin_lock(&q->sq_lock);
-		clear_bit(VCD_Q_LIVE, &q->flags);
-		spin_unlock(&q->sq_lock);
-		if (failed)
-			continue;
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.opcode = VC_ADM_DELETE_SQ;
-		cmd.queue.qid = cpu_to_le16(q->qid);
-		if (vcd_admin_exec(dev, &cmd, NULL))
-			failed = true;
-		cmd.opcode = VC_ADM_DELETE_CQ;
-		if (!failed && vcd_admin_exec(dev, &cmd, NULL))
-			failed = true;
-	}
-}
-
 /*
  * Stop submissions on every I/O queue and reap what the card completed.
  * Call with the blk-mq queues quiesced and the card disabled.
@@ -741,7 +308,7 @@ void vcd_stop_io_queues(struct vcd_dev *dev)
 {
 	unsigned int i;
 
-	for (i = 0; i < dev->nr_ioq; i++) {
+	for (i = 0; dev->ioq && i < dev->nr_ioq; i++) {
 		struct vcd_queue *q = &dev->ioq[i];
 
 		spin_lock(&q->sq_lock);
@@ -781,12 +348,59 @@ bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason)
 	return ok;
 }
 
-/*
- * Card is dead: fail everything, now and later.  ctrl_lock held.
- * @disable: try cc.EN = 0 first (skip it when the card already ignored it).
+/**
+ * vcd_dev_disable - stop the card and take back everything it holds
+ * @dev: the card (ctrl_lock held)
+ * @shutdown: first cc.SHN = NORMAL (the card makes its write buffer
+ *            durable), for remove, reboot and power-off
+ * @status: how requests still held end if the card confirmed it stopped:
+ *          VCD_HOST_CANCELLED (retried after a reset) or VCD_HOST_DEAD
+ *          (failed); a card that did not confirm is going to be killed, so
+ *          its requests fail as VCD_HOST_DEAD
+ *
+ * The one teardown of every path (probe failure, remove, reset, shutdown,
+ * kill), in the order of nvme_dev_disable: no new command reaches the card
+ * (blk-mq quiesced, left so for the caller), cc.EN = 0 and a bounded wait
+ * for csts.RDY = 0, and only then are completions reaped, admin commands
+ * ended and requests given back, so that a card resuming late cannot DMA
+ * into memory that was reused.  A card that does not confirm loses bus
+ * mastering, and the buffers of its abandoned admin commands are kept.
+ * Every step copes with what probe has not set up yet.
+ *
+ * Returns 0 when the card confirmed that it stopped (or is gone).
  */
-static void vcd_kill_locked(struct vcd_dev *dev, const char *reason,
-			    bool disable)
+int vcd_dev_disable(struct vcd_dev *dev, bool shutdown, u16 status)
+{
+	bool stopped;
+	int ret;
+
+	lockdep_assert_held(&dev->ctrl_lock);
+	vcd_blk_quiesce(dev);
+	if (shutdown && !dev->unresponsive &&
+	    readl(&dev->regs->csts) != ~0u && !vcd_ctrl_shutdown(dev))
+		dev_info(&dev->pdev->dev, "%s: clean shutdown, write buffer durable\n",
+			 dev->name);
+	ret = vcd_ctrl_disable(dev);
+	/* a function that reads all ones is gone: it has no bus to DMA on */
+	stopped = !ret || ret == -ENODEV;
+	if (!stopped) {
+		dev_err(&dev->pdev->dev,
+			"%s: card did not confirm it stopped: bus mastering off\n",
+			dev->name);
+		pci_clear_master(dev->pdev);
+	}
+	vcd_stop_io_queues(dev);
+	vcd_admin_stop(dev, stopped);
+	vcd_blk_cancel_all(dev, stopped ? status : VCD_HOST_DEAD);
+	return stopped ? 0 : ret;
+}
+
+/*
+ * Card is dead: fail everything, now and later.  ctrl_lock held.  The card
+ * is disabled first (a stalled card that resumes must not complete READs
+ * into pages that were given back).
+ */
+static void vcd_kill_locked(struct vcd_dev *dev, const char *reason)
 {
 	enum vcd_state old;
 	unsigned long flags;
@@ -803,21 +417,36 @@ static void vcd_kill_locked(struct vcd_dev *dev, const char *reason,
 		dev->name, reason);
 	if (dev->disk_added && old != VCD_STATE_DELETING)
 		blk_mark_disk_dead(dev->disk);
-	vcd_blk_quiesce(dev);
-	if (disable)
-		vcd_ctrl_disable(dev);	/* best effort: stop the card's DMA */
-	vcd_stop_io_queues(dev);
-	vcd_admin_stop(dev);
-	vcd_blk_cancel_all(dev, VCD_HOST_DEAD);
+	vcd_dev_disable(dev, false, VCD_HOST_DEAD);
+	vcd_stack_dead(dev);
 	/* Requests waiting for dispatch now reach queue_rq and fail there. */
 	vcd_blk_unquiesce(dev);
 }
 
-void vcd_kill(struct vcd_dev *dev, const char *reason, bool disable)
+void vcd_kill(struct vcd_dev *dev, const char *reason)
 {
 	mutex_lock(&dev->ctrl_lock);
-	vcd_kill_locked(dev, reason, disable);
+	vcd_kill_locked(dev, reason);
 	mutex_unlock(&dev->ctrl_lock);
+}
+
+/*
+ * Reboot, power-off, kexec: the write buffer is made durable and the card
+ * disabled (in-flight commands must not write into the next kernel), and
+ * every request ends, now and later: nothing waits on a card that is gone
+ * (the CPU-offline notifier drains queues).
+ */
+void vcd_shutdown_locked(struct vcd_dev *dev)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&dev->ctrl_lock);
+	vcd_dev_disable(dev, vcd_state(dev) != VCD_STATE_DEAD &&
+			pci_device_is_present(dev->pdev), VCD_HOST_DEAD);
+	spin_lock_irqsave(&dev->state_lock, flags);
+	WRITE_ONCE(dev->state, VCD_STATE_DEAD);
+	spin_unlock_irqrestore(&dev->state_lock, flags);
+	vcd_blk_unquiesce(dev);
 }
 
 /* Same card after a reset?  A different one is not silently adopted. */
@@ -842,10 +471,16 @@ static int vcd_reidentify(struct vcd_dev *dev)
 	return ret;
 }
 
+/*
+ * Reset: disable (requests are cancelled for a retry once the card
+ * confirmed it stopped), enable, check it is the same card, recreate the
+ * queues.  No allocation here may wait for I/O on this card: noio scope.
+ */
 void vcd_reset_work(struct work_struct *work)
 {
 	struct vcd_dev *dev = container_of(work, struct vcd_dev, reset_work);
 	struct device *d = &dev->pdev->dev;
+	unsigned int noio = memalloc_noio_save();
 	const char *reason;
 	unsigned long flags;
 	int ret;
@@ -859,21 +494,12 @@ void vcd_reset_work(struct work_struct *work)
 
 	dev_warn(d, "%s: resetting controller (%s)\n", dev->name, reason);
 	atomic_inc(&dev->nr_resets);
-	vcd_blk_quiesce(dev);
-	if (!vcd_fw_alive(dev)) {
-		vcd_kill_locked(dev, "firmware not running", false);
-		goto unquiesce;
-	}
-	ret = vcd_ctrl_disable(dev);
-	vcd_stop_io_queues(dev);
-	vcd_admin_stop(dev);
+	ret = vcd_dev_disable(dev, false, VCD_HOST_CANCELLED);
 	if (ret) {
-		vcd_kill_locked(dev, "no response to disable", false);
-		goto unquiesce;
+		vcd_kill_locked(dev, ret == -ENODEV ? "card gone" :
+				"no response to disable");
+		goto out;
 	}
-	/* The card forgot them: give them back to blk-mq for a retry. */
-	vcd_blk_cancel_all(dev, VCD_HOST_CANCELLED);
-
 	vcd_admin_start(dev);
 	ret = vcd_ctrl_enable(dev);
 	if (!ret)
@@ -881,19 +507,19 @@ void vcd_reset_work(struct work_struct *work)
 	if (!ret)
 		ret = vcd_create_io_queues(dev);
 	if (ret) {
-		vcd_kill_locked(dev, "reset failed", true);
-		goto unquiesce;
+		vcd_kill_locked(dev, "reset failed");
+		goto out;
 	}
 	dev->last_heartbeat = readl(&dev->regs->heartbeat);
 	dev->heartbeat_stamp = jiffies;
 	if (vcd_set_state(dev, VCD_STATE_RESETTING, VCD_STATE_LIVE))
 		dev_info(d, "%s: controller reset complete, %u I/O queues\n",
 			 dev->name, dev->nr_ioq);
-unquiesce:
-	/* balances the quiesce above; a kill nests its own pair inside */
+	/* cancelled requests go to the card again */
 	vcd_blk_unquiesce(dev);
 out:
 	mutex_unlock(&dev->ctrl_lock);
+	memalloc_noio_restore(noio);
 }
 
 /*
@@ -918,6 +544,11 @@ void vcd_watchdog_work(struct work_struct *work)
 		dev_err(&dev->pdev->dev, "%s: card registers read all ones\n",
 			dev->name);
 		vcd_schedule_reset(dev, "card not responding");
+	} else if (vcd_admin_expired(dev)) {
+		dev_err(&dev->pdev->dev,
+			"%s: admin command not answered within %u s (lost abort?)\n",
+			dev->name, vcd_admin_timeout);
+		vcd_schedule_reset(dev, "admin command not answered");
 	} else if (csts & VC_CSTS_CFS) {
 		dev_err(&dev->pdev->dev, "%s: controller fatal status (csts 0x%x)\n",
 			dev->name, csts);

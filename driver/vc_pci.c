@@ -242,6 +242,136 @@ static void vcd_log_summary(struct vcd_dev *dev)
 		 id->flags & VC_ID_F_FUA ? " + FUA" : "");
 }
 
+/*
+ * Everything probe set up, in reverse order; every step copes with what was
+ * not set up.  The card is disabled first (vcd_dev_disable), so nothing it
+ * could still DMA into is freed while it runs.
+ */
+static void vcd_teardown(struct vcd_dev *dev, bool shutdown)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	if (dev->regs) {
+		mutex_lock(&dev->ctrl_lock);
+		vcd_dev_disable(dev, shutdown, VCD_HOST_DEAD);
+		vcd_blk_unquiesce(dev);
+		mutex_unlock(&dev->ctrl_lock);
+	}
+	if (atomic_read(&dev->leaked_bufs))
+		dev_err(&pdev->dev,
+			"%s: %d admin buffers stay allocated: the card never confirmed it stopped\n",
+			dev->name, atomic_read(&dev->leaked_bufs));
+	/* interrupts (they look up requests) go before the tag set */
+	vcd_free_io_queues(dev);
+	vcd_blk_free(dev);
+	dma_pool_destroy(dev->sgl_pool);
+	if (test_and_clear_bit(VCD_Q_IRQ, &dev->aq.flags))
+		pci_free_irq(pdev, 0, dev);
+	vcd_queue_free(dev, &dev->aq);
+	pci_free_irq_vectors(pdev);
+	pci_clear_master(pdev);
+	if (dev->bar2)
+		pci_iounmap(pdev, dev->bar2);
+	if (dev->bar0)
+		pci_iounmap(pdev, dev->bar0);
+	if (dev->instance >= 0)
+		ida_free(&vcd_instance_ida, dev->instance);
+	pci_set_drvdata(pdev, NULL);
+	vcd_stack_put_dev(dev);	/* freed with the last handle */
+	pci_release_mem_regions(pdev);
+	pci_disable_device(pdev);
+}
+
+/* Bring-up after the registers are mapped; on error the caller tears down. */
+static int vcd_bring_up(struct vcd_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int ret;
+
+	pci_set_master(pdev);	/* or the card's interrupts never arrive */
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		dev_err(&pdev->dev, "no usable 64-bit DMA: %d\n", ret);
+		return ret;
+	}
+
+	/* A previous driver instance may have left it enabled. */
+	if (vcd_ctrl_disable(dev))
+		return -ENODEV;
+
+	/* MSI-X on before the card can raise anything. */
+	ret = vcd_setup_irqs(dev);
+	if (ret)
+		return ret;
+
+	ret = vcd_queue_alloc(dev, &dev->aq, VC_ADMIN_QID,
+			      min_t(u32, VCD_ADMIN_DEPTH, dev->cap_mqes));
+	if (ret)
+		return ret;
+	ret = pci_request_irq(pdev, 0, vcd_admin_irq, NULL, dev,
+			      "vcache-admin@%s", pci_name(pdev));
+	if (ret)
+		return ret;
+	set_bit(VCD_Q_IRQ, &dev->aq.flags);
+
+	vcd_admin_start(dev);
+	if (vcd_ctrl_enable(dev)) {
+		dev_err(&pdev->dev, "card did not come up: refusing it\n");
+		return -ENODEV;
+	}
+	ret = vcd_identify(dev, &dev->id);
+	if (ret) {
+		dev_err(&pdev->dev, "identify failed: %d\n", ret);
+		return ret;
+	}
+	/*
+	 * Only a card that came up gets a vflashN name, so a broken card
+	 * does not take a number.
+	 */
+	ret = ida_alloc_max(&vcd_instance_ida, (MINORMASK + 1) / VCD_MINORS - 1,
+			    GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	dev->instance = ret;
+	snprintf(dev->name, sizeof(dev->name), VCD_DISK_NAME "%d",
+		 dev->instance);
+	vcd_size_io(dev);
+	dma_set_max_seg_size(&pdev->dev, dev->id.max_xfer);
+
+	if (dev->max_segs > 1) {
+		dev->sgl_pool = dma_pool_create("vcache-sgl", &pdev->dev,
+						dev->max_segs *
+						sizeof(struct vc_sgl_desc),
+						sizeof(struct vc_sgl_desc), 0);
+		if (!dev->sgl_pool)
+			return -ENOMEM;
+	}
+	ret = vcd_alloc_io_queues(dev);
+	if (ret)
+		return ret;
+	ret = vcd_create_io_queues(dev);
+	if (ret)
+		return ret;
+	ret = vcd_blk_init_tagset(dev);
+	if (ret)
+		return ret;
+	ret = vcd_blk_alloc_disk(dev);
+	if (ret)
+		return ret;
+
+	dev->last_heartbeat = readl(&dev->regs->heartbeat);
+	dev->heartbeat_stamp = jiffies;
+	vcd_set_state(dev, VCD_STATE_NEW, VCD_STATE_LIVE);
+	ret = vcd_blk_add_disk(dev);
+	if (ret) {
+		/* I/O during add_disk may have started a reset */
+		vcd_set_state(dev, VCD_STATE_LIVE, VCD_STATE_DELETING);
+		vcd_set_state(dev, VCD_STATE_RESETTING, VCD_STATE_DELETING);
+		cancel_work_sync(&dev->reset_work);
+	}
+	return ret;
+}
+
 static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 {
 	struct vcd_dev *dev;
@@ -269,145 +399,29 @@ static int vcd_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	dev->state = VCD_STATE_NEW;
 	spin_lock_init(&dev->state_lock);
 	mutex_init(&dev->ctrl_lock);
+	mutex_init(&dev->health_lock);
+	vcd_stack_init_dev(dev);
 	INIT_WORK(&dev->reset_work, vcd_reset_work);
 	INIT_DELAYED_WORK(&dev->watchdog, vcd_watchdog_work);
 	vcd_admin_init(dev);
 	pci_set_drvdata(pdev, dev);
-	dev->instance = -1;	/* named once it works: see below */
+	dev->instance = -1;	/* named once it works: see vcd_bring_up */
 	strscpy(dev->name, pci_name(pdev), sizeof(dev->name));
 
 	ret = vcd_map_card(dev);
-	if (ret)
-		goto out_unmap;
-
-	pci_set_master(pdev);	/* or the card's interrupts never arrive */
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (!ret)
+		ret = vcd_bring_up(dev);
 	if (ret) {
-		dev_err(&pdev->dev, "no usable 64-bit DMA: %d\n", ret);
-		goto out_clear_master;
+		vcd_teardown(dev, false);
+		return ret;
 	}
-
-	/* A previous driver instance may have left it enabled. */
-	ret = vcd_ctrl_disable(dev);
-	if (ret) {
-		ret = -ENODEV;
-		goto out_clear_master;
-	}
-
-	/* MSI-X on before the card can raise anything. */
-	ret = vcd_setup_irqs(dev);
-	if (ret)
-		goto out_clear_master;
-
-	ret = vcd_queue_alloc(dev, &dev->aq, VC_ADMIN_QID,
-			      min_t(u32, VCD_ADMIN_DEPTH, dev->cap_mqes));
-	if (ret)
-		goto out_free_vectors;
-	ret = pci_request_irq(pdev, 0, vcd_admin_irq, NULL, dev,
-			      "vcache-admin@%s", pci_name(pdev));
-	if (ret)
-		goto out_free_aq;
-
-	vcd_admin_start(dev);
-	ret = vcd_ctrl_enable(dev);
-	if (ret) {
-		dev_err(&pdev->dev, "card did not come up: refusing it\n");
-		ret = -ENODEV;
-		goto out_stop_admin;
-	}
-	ret = vcd_identify(dev, &dev->id);
-	if (ret) {
-		dev_err(&pdev->dev, "identify failed: %d\n", ret);
-		goto out_ctrl_disable;
-	}
-	/*
-	 * Only a card that came up gets a vflashN name, so a broken card
-	 * does not take a number (probing is asynchronous).
-	 */
-	ret = ida_alloc_max(&vcd_instance_ida, (MINORMASK + 1) / VCD_MINORS - 1,
-			    GFP_KERNEL);
-	if (ret < 0)
-		goto out_ctrl_disable;
-	dev->instance = ret;
-	snprintf(dev->name, sizeof(dev->name), VCD_DISK_NAME "%d",
-		 dev->instance);
-	vcd_size_io(dev);
-	dma_set_max_seg_size(&pdev->dev, dev->id.max_xfer);
-
-	if (dev->max_segs > 1) {
-		dev->sgl_pool = dma_pool_create("vcache-sgl", &pdev->dev,
-						dev->max_segs *
-						sizeof(struct vc_sgl_desc),
-						sizeof(struct vc_sgl_desc), 0);
-		if (!dev->sgl_pool) {
-			ret = -ENOMEM;
-			goto out_ctrl_disable;
-		}
-	}
-	ret = vcd_alloc_io_queues(dev);
-	if (ret)
-		goto out_free_pool;
-	ret = vcd_create_io_queues(dev);
-	if (ret)
-		goto out_free_ioq;
-	ret = vcd_blk_init_tagset(dev);
-	if (ret)
-		goto out_free_ioq;
-	ret = vcd_blk_alloc_disk(dev);
-	if (ret)
-		goto out_free_blk;
-
-	dev->last_heartbeat = readl(&dev->regs->heartbeat);
-	dev->heartbeat_stamp = jiffies;
-	vcd_set_state(dev, VCD_STATE_NEW, VCD_STATE_LIVE);
-	ret = vcd_blk_add_disk(dev);
-	if (ret)
-		goto out_stop;
 	vcd_log_summary(dev);
+	vcd_debugfs_add(dev);
+	vcd_stack_add(dev);
 	queue_delayed_work(vcd_wq, &dev->watchdog,
 			   msecs_to_jiffies(VCD_WATCHDOG_MS));
 	return 0;
 
-out_stop:
-	/* I/O during add_disk may have started a reset; a dead card stays */
-	vcd_set_state(dev, VCD_STATE_LIVE, VCD_STATE_DELETING);
-	vcd_set_state(dev, VCD_STATE_RESETTING, VCD_STATE_DELETING);
-	cancel_work_sync(&dev->reset_work);
-out_free_blk:
-	/* the card forgets its queues, their interrupts go, then the tags */
-	vcd_ctrl_disable(dev);
-	vcd_stop_io_queues(dev);
-	vcd_admin_stop(dev);
-	vcd_free_io_queues(dev);
-	vcd_blk_free(dev);
-	goto out_free_pool;
-out_free_ioq:
-	vcd_ctrl_disable(dev);
-	vcd_stop_io_queues(dev);
-	vcd_admin_stop(dev);
-	vcd_free_io_queues(dev);
-out_free_pool:
-	dma_pool_destroy(dev->sgl_pool);
-out_ctrl_disable:
-	vcd_ctrl_disable(dev);
-out_stop_admin:
-	vcd_admin_stop(dev);
-	pci_free_irq(pdev, 0, dev);
-out_free_aq:
-	vcd_queue_free(dev, &dev->aq);
-out_free_vectors:
-	pci_free_irq_vectors(pdev);
-out_clear_master:
-	pci_clear_master(pdev);
-out_unmap:
-	if (dev->bar2)
-		pci_iounmap(pdev, dev->bar2);
-	if (dev->bar0)
-		pci_iounmap(pdev, dev->bar0);
-	if (dev->instance >= 0)
-		ida_free(&vcd_instance_ida, dev->instance);
-	pci_set_drvdata(pdev, NULL);
-	kfree(dev);
 out_release:
 	pci_release_mem_regions(pdev);
 out_disable_dev:
@@ -431,71 +445,48 @@ static void vcd_begin_delete(struct vcd_dev *dev)
 static void vcd_remove(struct pci_dev *pdev)
 {
 	struct vcd_dev *dev = pci_get_drvdata(pdev);
+	bool shutdown;
 
 	dev_info(&pdev->dev, "%s: removing card %s (state %s)\n", dev->name,
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
+	vcd_debugfs_remove(dev);
+	vcd_stack_going(dev);	/* its users stop and let go first */
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
-		vcd_kill(dev, "device gone", false);
+		vcd_kill(dev, "device gone");
 	else if (vcd_state(dev) != VCD_STATE_DEAD && !vcd_fw_alive(dev))
-		vcd_kill(dev, "firmware not running", false);
+		vcd_kill(dev, "firmware not running");
 
 	/* Writes back, then waits for every request (timeouts kill). */
 	vcd_blk_remove_disk(dev);
 	cancel_work_sync(&dev->reset_work);
 
+	/* A card killed for a stuck command whose firmware runs: shut down. */
 	mutex_lock(&dev->ctrl_lock);
-	if (vcd_state(dev) != VCD_STATE_DEAD) {
+	if (vcd_state(dev) != VCD_STATE_DEAD)
 		vcd_delete_io_queues(dev);
-		if (!vcd_ctrl_shutdown(dev))
-			dev_info(&pdev->dev,
-				 "%s: clean shutdown, write buffer durable\n",
-				 dev->name);
-		vcd_ctrl_disable(dev);
-	} else if (pci_device_is_present(pdev) && vcd_fw_alive(dev)) {
-		/* Killed for a stuck command, but the firmware runs. */
-		if (!vcd_ctrl_shutdown(dev))
-			dev_info(&pdev->dev,
-				 "%s: card was failed but shut down cleanly, write buffer durable\n",
-				 dev->name);
-		vcd_ctrl_disable(dev);
-	}
-	vcd_stop_io_queues(dev);
-	vcd_admin_stop(dev);
 	mutex_unlock(&dev->ctrl_lock);
-
-	/* interrupts (they look up requests) go before the tag set */
-	vcd_free_io_queues(dev);
-	vcd_blk_free(dev);
-	dma_pool_destroy(dev->sgl_pool);
-	pci_free_irq(pdev, 0, dev);
-	vcd_queue_free(dev, &dev->aq);
-	pci_free_irq_vectors(pdev);
-	pci_clear_master(pdev);
-	pci_iounmap(pdev, dev->bar2);
-	pci_iounmap(pdev, dev->bar0);
-	ida_free(&vcd_instance_ida, dev->instance);
-	pci_set_drvdata(pdev, NULL);
-	kfree(dev);
-	pci_release_mem_regions(pdev);
-	pci_disable_device(pdev);
+	shutdown = pci_device_is_present(pdev) &&
+		(vcd_state(dev) != VCD_STATE_DEAD || vcd_fw_alive(dev));
+	vcd_teardown(dev, shutdown);
 }
 
-/* Reboot or power off: make the write buffer durable, nothing else. */
-static void vcd_shutdown(struct pci_dev *pdev)
+/*
+ * Reboot, power-off, kexec (and the debugfs hook): write buffer durable,
+ * card disabled, every request ended.  The device stays bound.
+ */
+void vcd_pci_shutdown_dev(struct vcd_dev *dev)
 {
-	struct vcd_dev *dev = pci_get_drvdata(pdev);
-
 	vcd_begin_delete(dev);
 	mutex_lock(&dev->ctrl_lock);
-	if (vcd_state(dev) != VCD_STATE_DEAD) {
-		vcd_blk_quiesce(dev);
-		if (!vcd_ctrl_shutdown(dev))
-			dev_info(&pdev->dev,
-				 "%s: shut down, write buffer durable\n",
-				 dev->name);
-	}
+	vcd_shutdown_locked(dev);
 	mutex_unlock(&dev->ctrl_lock);
+	dev_info(&dev->pdev->dev, "%s: shut down, card disabled\n", dev->name);
+}
+
+static void vcd_shutdown(struct pci_dev *pdev)
+{
+	vcd_pci_shutdown_dev(pci_get_drvdata(pdev));
 }
 
 static const struct pci_device_id vcd_pci_ids[] = {
@@ -548,6 +539,7 @@ int vcd_pci_init(void)
 	vcd_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!vcd_wq)
 		return -ENOMEM;
+	vcd_debugfs_init();
 	ret = vcd_blk_register();
 	if (ret)
 		goto out_wq;
@@ -558,6 +550,7 @@ int vcd_pci_init(void)
 out_blk:
 	vcd_blk_unregister();
 out_wq:
+	vcd_debugfs_exit();
 	destroy_workqueue(vcd_wq);
 	return ret;
 }
@@ -566,6 +559,7 @@ void vcd_pci_exit(void)
 {
 	pci_unregister_driver(&vcd_pci_driver);
 	vcd_blk_unregister();
+	vcd_debugfs_exit();
 	destroy_workqueue(vcd_wq);
 	ida_destroy(&vcd_instance_ida);
 }

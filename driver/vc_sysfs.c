@@ -13,7 +13,8 @@
  *   io_timeouts aborts resets    counters since probe
  *   reset_controller  write 1: reset the controller (in-flight I/O is
  *                   retried), returns once the card is live again
- *   health/         the card's VC_LOG_HEALTH page, read fresh each time
+ *   health/         the card's VC_LOG_HEALTH page, fetched at most once a
+ *                   second (VCD_HEALTH_MAX_AGE) whoever reads
  */
 #include <linux/device.h>
 #include <linux/kernel.h>
@@ -182,16 +183,33 @@ static const struct vcd_health_field vcd_health_fields[] = {
 	{ "wbuf_bytes", offsetof(struct vc_health_log, wbuf_bytes), 4 },
 };
 
-/* health/: one GET_LOG per read, so the figures are current. */
+/*
+ * health/: the files are world-readable, so reads share one GET_LOG per
+ * VCD_HEALTH_MAX_AGE: any number of readers cost the card at most one
+ * admin command a second.  health_lock held: fetch if stale.
+ */
+static int vcd_health_refresh(struct vcd_dev *dev)
+{
+	int ret;
+
+	if (dev->health_valid &&
+	    time_before(jiffies, dev->health_stamp + VCD_HEALTH_MAX_AGE))
+		return 0;
+	ret = vcd_get_health(dev, &dev->health);
+	dev->health_valid = !ret;
+	dev->health_stamp = jiffies;
+	return ret;
+}
+
 static ssize_t vcd_health_show(struct device *d, struct device_attribute *attr,
 			       char *buf)
 {
 	const struct vcd_health_field *f = NULL;
 	struct vcd_dev *dev = to_vc(d);
-	struct vc_health_log *log;
+	const u8 *log = (const u8 *)&dev->health;
 	unsigned int i;
-	ssize_t ret;
 	u64 val;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(vcd_health_fields); i++)
 		if (!strcmp(attr->attr.name, vcd_health_fields[i].name))
@@ -200,20 +218,18 @@ static ssize_t vcd_health_show(struct device *d, struct device_attribute *attr,
 		return -EINVAL;
 	if (vcd_state(dev) != VCD_STATE_LIVE)
 		return -EAGAIN;
-	log = kmalloc(sizeof(*log), GFP_KERNEL);
-	if (!log)
-		return -ENOMEM;
-	ret = vcd_get_health(dev, log);
+	ret = mutex_lock_interruptible(&dev->health_lock);
 	if (ret)
-		goto out;
-	if (f->size == sizeof(u64))
-		val = le64_to_cpup((__le64 *)((u8 *)log + f->offset));
-	else
-		val = le32_to_cpup((__le32 *)((u8 *)log + f->offset));
-	ret = sysfs_emit(buf, "%llu\n", val);
-out:
-	kfree(log);
-	return ret;
+		return ret;
+	ret = vcd_health_refresh(dev);
+	if (!ret && f->size == sizeof(u64))
+		val = le64_to_cpup((const __le64 *)(log + f->offset));
+	else if (!ret)
+		val = le32_to_cpup((const __le32 *)(log + f->offset));
+	mutex_unlock(&dev->health_lock);
+	if (ret)
+		return ret;
+	return sysfs_emit(buf, "%llu\n", val);
 }
 
 static struct device_attribute dev_attr_media_errors =

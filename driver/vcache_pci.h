@@ -9,15 +9,19 @@
  *
  *   vc_pci.c    probe/remove/shutdown: BARs, MSI-X, DMA mask, bring-up
  *               order, teardown that unwinds every step.
- *   vc_ctrl.c   controller registers (enable/disable/shutdown), the admin
- *               queue and its commands, I/O queue memory, CQ processing,
- *               reset and "kill" (the card is dead: fail everything).
+ *   vc_ctrl.c   controller registers (enable/disable/shutdown), I/O queue
+ *               memory, CQ processing, vcd_dev_disable (the one teardown),
+ *               reset, "kill" (the card is dead: fail everything), watchdog.
+ *   vc_admin.c  the admin queue: slots, commands with deadlines, aborts,
+ *               identify (validated), health log, I/O queue creation.
  *   vc_blk.c    blk-mq: tag set, disk /dev/vflashN, queue limits,
  *               queue_rq/commit_rqs/complete/timeout.
  *   vc_sysfs.c  identity, health (GET_LOG) and state attributes on the PCI
  *               device (reachable as /sys/block/vflashN/device/...).
  *   vc_core.c   module init/exit: subsystem inits in order, unwound on
  *               failure (the cache engine adds itself there).
+ *   vc_stack.c  the stacking API for in-module users (vcache_stack.h).
+ *   vc_debugfs.c  test hooks (shutdown path, stacking API stand-ins).
  *
  * Queues.  Queue 0 is the admin queue, driven by the driver alone: a small
  * array of command slots (VCD_ADMIN_SLOTS), each command id is the slot index
@@ -45,18 +49,35 @@
  * the timeout handler (DELETING only: del_gendisk syncs the timeout work
  * before it tears the queue down) and from remove.
  *
+ * Disable before release.  No buffer or request is given back while the
+ * card may still touch it.  Every path (probe failure, remove, reset,
+ * shutdown, kill) stops the card through vcd_dev_disable(), as nvme's
+ * nvme_dev_disable: quiesce, (cc.SHN), cc.EN = 0 and a bounded wait for
+ * csts.RDY = 0, then reap completions, end admin commands, cancel requests.
+ * A card that never confirms loses bus mastering and keeps the buffers of
+ * its admin commands (leaked on purpose, counted, logged).  An admin
+ * command whose caller timed out keeps its slot and buffer until the card
+ * completes it late or is disabled (vc_admin.c).
+ *
  * Timeouts (vcd_timeout): poll the CQ (lost interrupt?), then send
  * VC_ADM_ABORT for the command (asynchronously, at most VCD_MAX_ABORTS at
  * once) and re-arm the timer; the card completes an aborted command with
- * VC_SC_ABORT_REQ and it is retried.  If the abort fails, or the command
- * times out again, the controller is reset; requests cancelled by a reset
- * are retried (at most VCD_MAX_RETRIES times each), so nothing is lost.
+ * VC_SC_ABORT_REQ and it is retried.  An abort answered "nothing to abort"
+ * (it completed meanwhile) changes nothing.  Escalation to a controller
+ * reset: the abort fails, an abort is not answered within admin_timeout
+ * (watchdog), or the same submission times out a second time (whether or
+ * not an abort could be sent).  Requests cancelled by a reset are retried
+ * (at most VCD_MAX_RETRIES times each), so nothing is lost.  The handler
+ * changes a request's state only by cmpxchg on its submission generation
+ * (vcd_iod.tstate), never a later submission's.
  *
  * Removal: DELETING, stop the watchdog, wait for a running reset, kill at
  * once if the device is gone, del_gendisk (drains I/O: a stuck request
- * times out and kills the card), delete the queues, cc.SHN = NORMAL and
- * wait for SHST (the card makes its write buffer durable), disable, then
- * free everything in reverse order of allocation.
+ * times out and kills the card), delete the queues, then vcd_teardown():
+ * cc.SHN = NORMAL and wait for SHST (the card makes its write buffer
+ * durable), disable, free everything in reverse order of allocation.
+ * Shutdown (reboot, kexec) does the same disable and fails every request,
+ * now and later, but frees nothing.
  */
 #ifndef VCACHE_PCI_H
 #define VCACHE_PCI_H
@@ -65,6 +86,8 @@
 #include <linux/blkdev.h>
 #include <linux/completion.h>
 #include <linux/dmapool.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
@@ -89,6 +112,7 @@
 #define VCD_WATCHDOG_MS		1000
 #define VCD_HEARTBEAT_STALL_MS	5000	/* heartbeat frozen this long: reset */
 #define VCD_FW_ALIVE_MS		1000	/* vcd_fw_alive() patience */
+#define VCD_HEALTH_MAX_AGE	HZ	/* health/ reads share one GET_LOG */
 
 /* Host-side completion codes, outside the card's enum vc_status. */
 #define VCD_HOST_CANCELLED	0x100	/* cancelled by a reset: retry */
@@ -108,6 +132,15 @@ enum vcd_state {
 
 /* vcd_iod.flags */
 #define VCD_IOD_DONE		0
+
+/*
+ * vcd_iod.tstate: the submission's generation (low 8 bits) and whether it
+ * timed out already.  queue_rq sets it; the timeout handler changes it only
+ * with a cmpxchg against the generation it saw, so it never writes into a
+ * later submission of the same request.
+ */
+#define VCD_TS_GEN_MASK		0xff
+#define VCD_TS_TIMED_OUT	0x100
 
 struct vcd_dev;
 
@@ -144,10 +177,10 @@ struct vcd_iod {
 	unsigned long flags;	/* VCD_IOD_DONE */
 	u16 cid;		/* as sent to the card */
 	u16 status;		/* enum vc_status or VCD_HOST_* */
+	atomic_t tstate;	/* VCD_TS_* */
 	u8 gen;
 	u8 retries;
 	u8 opcode;
-	bool aborted;		/* an ABORT was sent for this submission */
 	bool sgt_alloced;	/* sgt holds a (chained) scatterlist */
 	bool dma_mapped;	/* sgt is DMA mapped */
 	struct scatterlist inline_sg[VCD_INLINE_SG];
@@ -158,17 +191,22 @@ struct vcd_admin_slot;
 /*
  * Completion callback of an admin command, called under admin_lock, maybe
  * in hard interrupt context.  err is 0 (status/result are the card's) or
- * -EIO/-ETIMEDOUT when the command was cancelled or abandoned.
+ * -EIO when the command was cancelled.  card_done: the card completed it or
+ * confirmed it stopped, so its buffer may be freed.
  */
 typedef void (*vcd_admin_done_t)(struct vcd_dev *dev,
 				 struct vcd_admin_slot *slot, int err,
-				 u16 status, u32 result);
+				 u16 status, u32 result, bool card_done);
 
 /* Admin command slot: admin_lock. */
 struct vcd_admin_slot {
-	vcd_admin_done_t done;
+	vcd_admin_done_t done;	/* NULL: abandoned by its caller */
 	void *ctx;
 	u32 data;		/* caller's cookie (abort: qid << 16 | cid) */
+	void *buf;		/* data buffer the card writes, or NULL */
+	dma_addr_t buf_dma;
+	u32 buf_len;
+	unsigned long deadline;	/* jiffies: the card must have answered */
 	u8 gen;
 	bool busy;
 };
@@ -190,7 +228,24 @@ struct vcd_ident {
 	u16 flags;
 };
 
+struct vcd_bdev_handle;
+
+/*
+ * The stacking API's view of a card (vc_stack.c), embedded in vcd_dev: its
+ * reference count decides when vcd_dev is freed.
+ */
+struct vcd_card {
+	struct kref ref;
+	struct list_head node;		/* vcd_cards, while bound */
+	struct mutex lock;		/* gone, claim */
+	bool gone;			/* removed: no more hardware access */
+	void *holder;			/* exclusive claim */
+	struct vcd_bdev_handle *claim;
+	struct work_struct dead_work;	/* VCD_CARD_DEAD notice */
+};
+
 struct vcd_dev {
+	struct vcd_card card;		/* first: see vc_stack.c */
 	struct pci_dev *pdev;
 	int instance;		/* N of vflashN */
 	char name[DISK_NAME_LEN];
@@ -219,6 +274,7 @@ struct vcd_dev {
 	struct vcd_admin_slot slots[VCD_ADMIN_SLOTS];	/* admin_lock */
 	struct semaphore admin_sem;	/* free slots */
 	atomic_t aborts_inflight;
+	atomic_t leaked_bufs;	/* kept: the card never confirmed a stop */
 
 	/* I/O queues, ioq[i] has qid i + 1. */
 	struct vcd_queue *ioq;
@@ -235,12 +291,22 @@ struct vcd_dev {
 	/* State machine: see the design comment. */
 	spinlock_t state_lock;
 	enum vcd_state state;	/* state_lock for writes */
-	struct mutex ctrl_lock;	/* resets, kills, shutdown */
+	struct mutex ctrl_lock;	/* resets, kills, shutdown, quiesced */
+	bool quiesced;		/* ctrl_lock: blk-mq quiesced by us */
+	bool unresponsive;	/* ctrl_lock: ignored the last disable */
 	struct work_struct reset_work;
 	const char *reset_reason;	/* state_lock */
 	struct delayed_work watchdog;
 	u32 last_heartbeat;	/* watchdog only */
 	unsigned long heartbeat_stamp;	/* watchdog only: jiffies */
+
+	struct dentry *debugfs;	/* test hooks (vc_debugfs.c) */
+
+	/* health/ cache: one GET_LOG per VCD_HEALTH_MAX_AGE at most */
+	struct mutex health_lock;
+	struct vc_health_log health;
+	unsigned long health_stamp;	/* jiffies of the last fetch */
+	bool health_valid;
 
 	/* Counters for sysfs. */
 	atomic_t nr_timeouts;
@@ -268,23 +334,29 @@ void vcd_queue_reinit(struct vcd_queue *q);
 irqreturn_t vcd_admin_irq(int irq, void *data);
 irqreturn_t vcd_io_irq(int irq, void *data);
 void vcd_poll_cq(struct vcd_queue *q);
+void vcd_stop_io_queues(struct vcd_dev *dev);
+int vcd_dev_disable(struct vcd_dev *dev, bool shutdown, u16 status);
+void vcd_shutdown_locked(struct vcd_dev *dev);
+bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason);
+void vcd_reset_work(struct work_struct *work);
+void vcd_kill(struct vcd_dev *dev, const char *reason);
+void vcd_watchdog_work(struct work_struct *work);
+const char *vcd_state_name(enum vcd_state state);
+const char *vcd_status_name(u16 status);
+bool vcd_set_state(struct vcd_dev *dev, enum vcd_state from, enum vcd_state to);
+
+/* vc_admin.c */
 void vcd_admin_init(struct vcd_dev *dev);
 void vcd_admin_start(struct vcd_dev *dev);
-void vcd_admin_stop(struct vcd_dev *dev);
-int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, u32 *result);
+void vcd_admin_stop(struct vcd_dev *dev, bool card_stopped);
+bool vcd_admin_expired(struct vcd_dev *dev);
+int vcd_admin_exec(struct vcd_dev *dev, struct vc_sqe *cmd, void *data,
+		   u32 len, u32 *result);
 int vcd_admin_abort(struct vcd_dev *dev, u16 qid, u16 cid);
 int vcd_identify(struct vcd_dev *dev, struct vcd_ident *id);
 int vcd_get_health(struct vcd_dev *dev, struct vc_health_log *log);
 int vcd_create_io_queues(struct vcd_dev *dev);
 void vcd_delete_io_queues(struct vcd_dev *dev);
-void vcd_stop_io_queues(struct vcd_dev *dev);
-bool vcd_schedule_reset(struct vcd_dev *dev, const char *reason);
-void vcd_reset_work(struct work_struct *work);
-void vcd_kill(struct vcd_dev *dev, const char *reason, bool disable);
-void vcd_watchdog_work(struct work_struct *work);
-const char *vcd_state_name(enum vcd_state state);
-const char *vcd_status_name(u16 status);
-bool vcd_set_state(struct vcd_dev *dev, enum vcd_state from, enum vcd_state to);
 
 /* vc_blk.c */
 int vcd_blk_init_tagset(struct vcd_dev *dev);
@@ -302,6 +374,21 @@ void vcd_blk_unregister(void);
 /* vc_pci.c */
 int vcd_pci_init(void);
 void vcd_pci_exit(void);
+void vcd_pci_shutdown_dev(struct vcd_dev *dev);
+
+/* vc_stack.c */
+void vcd_stack_init_dev(struct vcd_dev *dev);
+void vcd_stack_add(struct vcd_dev *dev);
+void vcd_stack_going(struct vcd_dev *dev);
+void vcd_stack_dead(struct vcd_dev *dev);
+void vcd_stack_put_dev(struct vcd_dev *dev);
+int vcd_stack_test(const char *serial, u64 bad_lba);
+
+/* vc_debugfs.c */
+void vcd_debugfs_init(void);
+void vcd_debugfs_exit(void);
+void vcd_debugfs_add(struct vcd_dev *dev);
+void vcd_debugfs_remove(struct vcd_dev *dev);
 
 /* vc_sysfs.c */
 extern const struct attribute_group *vcd_dev_groups[];
@@ -309,6 +396,22 @@ extern const struct attribute_group *vcd_dev_groups[];
 static inline enum vcd_state vcd_state(struct vcd_dev *dev)
 {
 	return READ_ONCE(dev->state);
+}
+
+/* A new CQE at the head of @q?  Its lock held. */
+static inline bool vcd_cqe_pending(struct vcd_queue *q)
+{
+	u16 status = le16_to_cpu(READ_ONCE(q->cqes[q->cq_head].status));
+
+	return (status & VC_CQE_PHASE) == q->cq_phase;
+}
+
+static inline void vcd_cq_advance(struct vcd_queue *q)
+{
+	if (++q->cq_head == q->qsize) {
+		q->cq_head = 0;
+		q->cq_phase ^= 1;
+	}
 }
 
 static inline struct vc_doorbell __iomem *vcd_db(struct vcd_dev *dev, u16 qid)

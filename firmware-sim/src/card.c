@@ -95,6 +95,7 @@ struct fault {
 };
 
 enum { FAULT_READ = 1, FAULT_WRITE, FAULT_HANG };
+enum { STALL_ANY = 1, STALL_ADMIN, STALL_IO };
 
 struct gmap {
 	struct gmap *old;
@@ -153,6 +154,17 @@ static struct card {
 	struct fault faults[MAX_FAULTS];
 	int nfaults;
 	int refuse;			/* 1: never ready, 2: set CFS */
+	uint64_t hang_admin;		/* admin commands left to swallow */
+	int hang_admin_op;		/* ... of this opcode only (-1: any) */
+	uint64_t stall_ms;		/* freeze at the next command ... */
+	int stall_kind;			/* ... of this STALL_* kind */
+	uint64_t ready_delay_ms;	/* every enable takes this long */
+	uint64_t enable_seen_ns;	/* when cc.EN 0->1 was noticed */
+	_Atomic uint64_t stall_until_ns;	/* heartbeat frozen until */
+	/* `ident FIELD VALUE`: identify fields reported wrong on purpose */
+	int ovr_max_xfer, ovr_discard_gran, ovr_capacity;
+	uint32_t max_xfer_val, discard_gran_val;
+	uint64_t capacity_val;
 
 	/* timed completions */
 	pthread_mutex_t hlock;
@@ -998,6 +1010,14 @@ static void fill_identify(struct vc_identify *id)
 	id->max_discard_nlb = (uint32_t)(MAX_ZERO_BYTES >> m->lba_shift);
 	id->max_wzeroes_nlb = id->max_discard_nlb;
 	id->discard_gran = 4096;
+	pthread_mutex_lock(&C.lock);
+	if (C.ovr_max_xfer)
+		id->max_xfer = C.max_xfer_val;
+	if (C.ovr_discard_gran)
+		id->discard_gran = C.discard_gran_val;
+	if (C.ovr_capacity)
+		id->capacity = C.capacity_val;
+	pthread_mutex_unlock(&C.lock);
 }
 
 static void fill_health(struct vc_health_log *h)
@@ -1367,6 +1387,20 @@ static void ctrl_enable(void)
 		pthread_mutex_unlock(&C.lock);
 		return;
 	}
+	if (C.ready_delay_ms) {
+		uint64_t now = now_ns();
+
+		if (!C.enable_seen_ns) {
+			C.enable_seen_ns = now;
+			fw_log("controller: enable requested, ready in %" PRIu64 " ms (fault injected)",
+			       C.ready_delay_ms);
+		}
+		if (now - C.enable_seen_ns < C.ready_delay_ms * 1000000ULL) {
+			pthread_mutex_unlock(&C.lock);
+			return;
+		}
+		C.enable_seen_ns = 0;
+	}
 	if (atomic_load(&C.m->io_failed)) {
 		/* one recovery attempt per enable */
 		if (C.refused_logged || media_recover(C.m)) {
@@ -1431,6 +1465,11 @@ static void ctrl_check(void)
 	} else if (!C.enabled && !(cc & VC_CC_EN)) {
 		C.fatal = 0;
 		C.refused_logged = 0;
+		pthread_mutex_lock(&C.lock);
+		if (C.enable_seen_ns)
+			fw_log("controller: enable withdrawn before ready");
+		C.enable_seen_ns = 0;
+		pthread_mutex_unlock(&C.lock);
 		if (csts & (VC_CSTS_RDY | VC_CSTS_CFS))
 			csts_set(0, VC_CSTS_RDY | VC_CSTS_CFS);
 	}
@@ -1440,10 +1479,45 @@ static void ctrl_check(void)
 	}
 }
 
+/*
+ * `stall`: should fetching this command freeze the card?  Consumes the
+ * fault.  card.lock held.
+ */
+static uint64_t stall_hit(unsigned q)
+{
+	uint64_t ms = C.stall_ms;
+
+	if (!ms || (C.stall_kind == STALL_ADMIN && q != VC_ADMIN_QID) ||
+	    (C.stall_kind == STALL_IO && q == VC_ADMIN_QID))
+		return 0;
+	C.stall_ms = 0;
+	return ms;
+}
+
+/*
+ * The whole card freezes for @ms with command @c fetched: no doorbell, no
+ * cc change, no heartbeat.  Then @c runs to the end (its data moves, its
+ * completion is posted) before the card looks at anything else, as a
+ * firmware that hiccupped mid-command would.  Poller thread.
+ */
+static void stall_now(const struct cmd *c, uint64_t ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	fw_log("fault: stalling %" PRIu64 " ms with sq %u cid %u op 0x%02x fetched",
+	       ms, c->sqid, c->sqe.cid, c->sqe.opcode);
+	atomic_store(&C.stall_until_ns, now_ns() + ms * 1000000ULL);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	fw_log("fault: stall over, finishing sq %u cid %u", c->sqid,
+	       c->sqe.cid);
+}
+
 /* Fetch new entries of SQ @q.  Poller thread only. */
 static void sq_fetch(unsigned q)
 {
 	struct sq *sq = &C.sq[q];
+	uint64_t stall;
 	uint32_t tail;
 	int single;
 
@@ -1486,6 +1560,27 @@ static void sq_fetch(unsigned q)
 			 c->sqe.dlen);
 		pthread_mutex_lock(&C.lock);
 		sq->inflight++;
+		stall = stall_hit(q);
+		if (q == VC_ADMIN_QID && !stall && C.hang_admin &&
+		    (C.hang_admin_op < 0 || C.hang_admin_op == c->sqe.opcode)) {
+			C.hang_admin--;
+			fw_log("fault: admin cid %u op 0x%02x will never complete (hang-admin injected)",
+			       c->sqe.cid, c->sqe.opcode);
+			c->next = C.parked;
+			C.parked = c;
+			C.nparked++;
+			pthread_mutex_unlock(&C.lock);
+			continue;
+		}
+		if (stall) {
+			pthread_mutex_unlock(&C.lock);
+			stall_now(c, stall);
+			if (q == VC_ADMIN_QID)
+				exec_admin(c);
+			else
+				exec_io(c);
+			continue;
+		}
 		if (q == VC_ADMIN_QID) {
 			pthread_mutex_unlock(&C.lock);
 			exec_admin(c);
@@ -1633,6 +1728,8 @@ static void *heartbeat_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&C.hb_stop)) {
 		nanosleep(&ts, NULL);
+		if (now_ns() < atomic_load(&C.stall_until_ns))
+			continue;	/* frozen by `stall` */
 		wr32(&C.regs->heartbeat, rd32(&C.regs->heartbeat) + 1);
 	}
 	return NULL;
@@ -1893,6 +1990,70 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 			return 1;
 		fw_log("fault: the next %" PRIu64 " I/O commands%s will hang",
 		       cnt, n ? " in the LBA range" : "");
+	} else if (!strcmp(cmd, "hang-admin")) {
+		int op = argc == 3 ? (!strcmp(argv[2], "abort") ? VC_ADM_ABORT :
+				      -2) : -1;
+
+		if (argc > 3 || op == -2 ||
+		    (argc >= 2 && (parse_u64(argv[1], &cnt) || !cnt))) {
+			out(b, l, c, "error: usage: hang-admin [COUNT [abort]]\n");
+			return 1;
+		}
+		pthread_mutex_lock(&C.lock);
+		C.hang_admin = cnt;
+		C.hang_admin_op = op;
+		pthread_mutex_unlock(&C.lock);
+		fw_log("fault: the next %" PRIu64 " admin %s will hang", cnt,
+		       op < 0 ? "commands" : "aborts");
+	} else if (!strcmp(cmd, "stall")) {
+		int kind = argc == 3 ? (!strcmp(argv[2], "admin") ? STALL_ADMIN :
+					!strcmp(argv[2], "io") ? STALL_IO : 0) :
+			   STALL_ANY;
+
+		if ((argc != 2 && argc != 3) || parse_u64(argv[1], &n) || !n ||
+		    n > 600000 || !kind) {
+			out(b, l, c, "error: usage: stall MS [admin|io] (MS 1..600000)\n");
+			return 1;
+		}
+		pthread_mutex_lock(&C.lock);
+		C.stall_ms = n;
+		C.stall_kind = kind;
+		pthread_mutex_unlock(&C.lock);
+		fw_log("fault: the card will stall %" PRIu64 " ms at the next %scommand",
+		       n, kind == STALL_ADMIN ? "admin " : kind == STALL_IO ? "I/O " : "");
+	} else if (!strcmp(cmd, "ident")) {
+		const char *f = argc == 3 ? argv[1] : "";
+
+		if (argc != 3 || parse_u64(argv[2], &n) ||
+		    (strcmp(f, "max_xfer") && strcmp(f, "discard_gran") &&
+		     strcmp(f, "capacity")) ||
+		    (strcmp(f, "capacity") && n > UINT32_MAX)) {
+			out(b, l, c, "error: usage: ident max_xfer|discard_gran|capacity VALUE\n");
+			return 1;
+		}
+		pthread_mutex_lock(&C.lock);
+		if (!strcmp(f, "max_xfer")) {
+			C.ovr_max_xfer = 1;
+			C.max_xfer_val = (uint32_t)n;
+		} else if (!strcmp(f, "discard_gran")) {
+			C.ovr_discard_gran = 1;
+			C.discard_gran_val = (uint32_t)n;
+		} else {
+			C.ovr_capacity = 1;
+			C.capacity_val = n;
+		}
+		pthread_mutex_unlock(&C.lock);
+		fw_log("fault: identify reports %s = %" PRIu64, f, n);
+	} else if (!strcmp(cmd, "ready-delay")) {
+		if (argc != 2 || parse_u64(argv[1], &n) || n > 600000) {
+			out(b, l, c, "error: usage: ready-delay MS (0..600000)\n");
+			return 1;
+		}
+		pthread_mutex_lock(&C.lock);
+		C.ready_delay_ms = n;
+		C.enable_seen_ns = 0;
+		pthread_mutex_unlock(&C.lock);
+		fw_log("fault: every enable takes %" PRIu64 " ms to become ready", n);
 	} else if (!strcmp(cmd, "refuse")) {
 		int cfs = argc > 1 && !strcmp(argv[1], "cfs");
 
@@ -1909,6 +2070,10 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		pthread_mutex_lock(&C.lock);
 		C.nfaults = 0;
 		C.refuse = 0;
+		C.hang_admin = 0;
+		C.stall_ms = 0;
+		C.ready_delay_ms = 0;
+		C.ovr_max_xfer = C.ovr_discard_gran = C.ovr_capacity = 0;
 		pthread_mutex_unlock(&C.lock);
 		fw_log("fault: all faults cleared");
 	} else if (!strcmp(cmd, "faults")) {
@@ -1926,6 +2091,24 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 		}
 		if (C.refuse)
 			out(b, l, c, "refuse%s\n", C.refuse == 2 ? " cfs" : "");
+		if (C.hang_admin)
+			out(b, l, c, "hang-admin count %" PRIu64 "%s\n",
+			    C.hang_admin, C.hang_admin_op < 0 ? "" : " abort");
+		if (C.stall_ms)
+			out(b, l, c, "stall %" PRIu64 " ms%s\n", C.stall_ms,
+			    C.stall_kind == STALL_ADMIN ? " admin" :
+			    C.stall_kind == STALL_IO ? " io" : "");
+		if (C.ready_delay_ms)
+			out(b, l, c, "ready-delay %" PRIu64 " ms\n",
+			    C.ready_delay_ms);
+		if (C.ovr_max_xfer)
+			out(b, l, c, "ident max_xfer %u\n", C.max_xfer_val);
+		if (C.ovr_discard_gran)
+			out(b, l, c, "ident discard_gran %u\n",
+			    C.discard_gran_val);
+		if (C.ovr_capacity)
+			out(b, l, c, "ident capacity %" PRIu64 "\n",
+			    C.capacity_val);
 		out(b, l, c, "hung commands: %d\n", C.nparked);
 		pthread_mutex_unlock(&C.lock);
 	} else if (!strcmp(cmd, "powercut")) {
@@ -1940,7 +2123,9 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 	} else if (!strcmp(cmd, "help") || !*cmd) {
 		out(b, l, c,
 		    "commands: stats [--json] | read-error SLBA NLB | write-error SLBA NLB |\n"
-		    "  hang [COUNT [SLBA NLB]] | refuse [cfs] | clear | faults | flush | powercut\n");
+		    "  hang [COUNT [SLBA NLB]] | hang-admin [COUNT] | stall MS [admin|io] |\n"
+		    "  ready-delay MS | ident FIELD VALUE | refuse [cfs] | clear | faults |\n"
+		    "  flush | powercut\n");
 	} else {
 		out(b, l, c, "error: unknown command '%s' (try help)\n", cmd);
 		return 1;

@@ -902,6 +902,135 @@ static int t_hang_abort(struct env *e)
 	return 0;
 }
 
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * stall, hang-admin, ready-delay: the faults the driver's error paths are
+ * tested with.  A stalled card finishes the command it holds (its data
+ * moves) before it notices a disable; its heartbeat stops meanwhile.
+ */
+static int t_stall(struct env *e)
+{
+	uint64_t dma, t0;
+	struct vc_sqe s;
+	struct vc_cqe c;
+	uint32_t hb;
+	int cid, st;
+
+	CHECK(!env_format(e, "8M", "512"), "format");
+	CHECK(!env_start(e, "--timing", "nodelay"), "start");
+	CHECK(!env_connect(e, 2, 32), "%s", e->h.err);
+	CHECK(ctl(e, "stall", "0", NULL, NULL) == 1, "stall 0 accepted");
+	CHECK(ctl(e, "stall", "10", "disk", NULL) == 1, "stall kind accepted");
+	CHECK(!ctl(e, "stall", "1500", "admin", NULL), "ctl stall admin");
+	CHECK(!ctl(e, "faults", NULL, NULL, NULL) &&
+	      out_has(e, "stall 1500 ms admin"), "faults listing");
+	/* an I/O command is not stalled by an admin stall */
+	CHECK_ST(wr(e, 1, 0, 1, 1, 0), 0);
+	dma = fh_alloc(&e->h, 4096, 4096);
+	memset(fh_ptr(&e->h, dma), 0xee, 4096);
+	memset(&s, 0, sizeof(s));
+	s.opcode = VC_ADM_GET_LOG;
+	s.nseg = 1;
+	s.dptr = dma;
+	s.dlen = sizeof(struct vc_health_log);
+	s.log.lid = VC_LOG_HEALTH;
+	t0 = ms_now();
+	cid = fh_post(&e->h, 0, &s, 1);
+	usleep(300000);
+	hb = e->h.regs->heartbeat;
+	usleep(300000);
+	CHECK(e->h.regs->heartbeat == hb, "heartbeat moves during a stall");
+	/* disable while stalled: the command still completes first */
+	e->h.regs->cc = 0;
+	fh_ring(&e->h, 0);
+	CHECK(!fh_reap(&e->h, 0, &c, 5000), "stalled command never completed");
+	CHECK(c.cid == cid && VC_CQE_STATUS(c.status) == 0, "cid %u status %x",
+	      c.cid, c.status);
+	CHECK(ms_now() - t0 >= 1400, "stall lasted %llu ms",
+	      (unsigned long long)(ms_now() - t0));
+	CHECK(*(uint8_t *)fh_ptr(&e->h, dma) != 0xee ||
+	      ((uint8_t *)fh_ptr(&e->h, dma))[8] != 0xee, "log not written");
+	CHECK(!fh_wait_csts(&e->h, VC_CSTS_RDY, 0, 3000), "RDY after stall");
+	hb = e->h.regs->heartbeat;
+	usleep(300000);
+	CHECK(e->h.regs->heartbeat != hb, "heartbeat frozen after the stall");
+	CHECK(!fh_enable(&e->h, 16, 5000), "%s", e->h.err);
+	CHECK_ST(fh_create_ioq(&e->h, 1, 32), 0);
+
+	/* an I/O stall: the read's data lands after the stall */
+	CHECK(!ctl(e, "stall", "800", "io", NULL), "ctl stall io");
+	t0 = ms_now();
+	CHECK_ST(rd_check(e, 1, 0, 1, 1), 0);
+	CHECK(ms_now() - t0 >= 700, "I/O stall lasted %llu ms",
+	      (unsigned long long)(ms_now() - t0));
+
+	/* hang-admin abort: only aborts are swallowed */
+	CHECK(ctl(e, "hang-admin", "1", "read", NULL) == 1, "bad kind accepted");
+	CHECK(!ctl(e, "hang-admin", "1", "abort", NULL), "ctl hang-admin abort");
+	CHECK(!ctl(e, "faults", NULL, NULL, NULL) &&
+	      out_has(e, "hang-admin count 1 abort"), "faults listing");
+	{
+		struct vc_identify id;
+
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+	}
+	/* the next abort is swallowed, then all is normal */
+	memset(&s, 0, sizeof(s));
+	s.opcode = VC_ADM_ABORT;
+	s.abort.sqid = 1;
+	s.abort.cid = 5;
+	CHECK(fh_cmd(&e->h, 0, &s, &c, 500) == -1, "swallowed abort completed");
+	CHECK(stat_get(e, "hung_cmds") == 1, "hung_cmds");
+	st = fh_cmd(&e->h, 0, &s, &c, 5000);
+	CHECK(st == 0 && c.result == 1, "second abort: st %d result %u", st,
+	      c.result);
+
+	/* ident overrides reach the identify page; clear restores */
+	{
+		struct vc_identify id;
+
+		CHECK(ctl(e, "ident", "lba_size", "1", NULL) == 1,
+		      "ident lba_size accepted");
+		CHECK(!ctl(e, "ident", "max_xfer", "2048", NULL), "ident");
+		CHECK(!ctl(e, "ident", "discard_gran", "3000", NULL), "ident");
+		CHECK(!ctl(e, "ident", "capacity", "18446744073709551615",
+			   NULL), "ident capacity");
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+		CHECK(id.max_xfer == 2048 && id.discard_gran == 3000 &&
+		      id.capacity == UINT64_MAX, "overrides not reported");
+		CHECK(!ctl(e, "clear", NULL, NULL, NULL), "clear");
+		CHECK_ST(fh_identify(&e->h, &id), 0);
+		CHECK(id.max_xfer != 2048 && id.discard_gran == 4096 &&
+		      id.capacity != UINT64_MAX, "overrides survived clear");
+	}
+	/* ready-delay: RDY only after the delay; a withdrawn enable never */
+	CHECK(!ctl(e, "ready-delay", "700", NULL, NULL), "ctl ready-delay");
+	CHECK(!fh_disable(&e->h, 2000), "disable");
+	CHECK(stat_get(e, "hung_cmds") == 0, "hung admin survived reset");
+	t0 = ms_now();
+	CHECK(!fh_enable(&e->h, 16, 5000), "%s", e->h.err);
+	CHECK(ms_now() - t0 >= 600, "ready after %llu ms",
+	      (unsigned long long)(ms_now() - t0));
+	CHECK(!fh_disable(&e->h, 2000), "disable");
+	CHECK(fh_enable(&e->h, 16, 300) == -1, "ready before the delay");
+	e->h.regs->cc = 0;
+	fh_ring(&e->h, 0);
+	usleep(800000);
+	CHECK(stat_get(e, "ready") == 0 && stat_get(e, "enabled") == 0,
+	      "withdrawn enable became ready");
+	CHECK(!ctl(e, "clear", NULL, NULL, NULL), "clear");
+	CHECK(!fh_enable(&e->h, 16, 300), "%s", e->h.err);
+	CHECK(env_stop(e) == 0, "exit");
+	return 0;
+}
+
 static int t_reset(struct env *e)
 {
 	uint64_t dma;
@@ -1668,6 +1797,7 @@ static const struct {
 	{ "powercut-ctl-4k", t_powercut_4k_ctl },
 	{ "fault-injection", t_faults },
 	{ "hang-abort", t_hang_abort },
+	{ "stall-hang-admin-ready-delay", t_stall },
 	{ "reset-in-flight", t_reset },
 	{ "cq-full", t_cq_full },
 	{ "shutdown-counters", t_shutdown },
