@@ -83,6 +83,12 @@ static void vcd_unmap_data(struct vcd_dev *dev, struct request *rq)
 		iod->dma_mapped = false;
 	}
 	if (iod->sgt_alloced) {
+		/*
+		 * Freed by the size it was allocated with: blk_rq_map_sg() may
+		 * map fewer entries (it does on 6.15+), and the chain's pools
+		 * follow the allocated count.
+		 */
+		iod->sgt.orig_nents = blk_rq_nr_phys_segments(rq);
 		sg_free_table_chained(&iod->sgt, VCD_INLINE_SG);
 		iod->sgt_alloced = false;
 	}
