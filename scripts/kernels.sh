@@ -113,6 +113,9 @@ fetch_chroot() {
 		--no-install-recommends linux-image-amd64 linux-headers-amd64 $CHROOT_PKGS \
 		>>"$dir/apt.log" 2>&1 ||
 		die "$suite: installing headers and tools failed, see $dir/apt.log"
+	# Kernels the suite no longer names (sid moved on) go.
+	in_root "$root" env DEBIAN_FRONTEND=noninteractive apt-get autoremove \
+		--purge -y -qq >>"$dir/apt.log" 2>&1 || true
 	rel=$(in_root "$root" dpkg-query -W -f '${Depends}' linux-headers-amd64 | dep_release)
 	[ -n "$rel" ] || die "$suite: cannot tell which kernel linux-headers-amd64 names"
 	[ -f "$root/boot/vmlinuz-$rel" ] && [ -f "$root/lib/modules/$rel/modules.dep" ] ||
