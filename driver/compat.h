@@ -15,6 +15,8 @@
  *   6.14  blk_mq_pci_map_queues() -> blk_mq_map_hw_queues();
  *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
  *   6.15  blk_rq_map_sg() loses its request_queue argument
+ *   7.0   kmalloc_obj(), kzalloc_obj(): typed allocation of one object
+ *         (also in later 6.12.y)
  */
 #ifndef VCACHE_COMPAT_H
 #define VCACHE_COMPAT_H
@@ -23,6 +25,7 @@
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "vcache needs Linux 6.1 or later"
@@ -148,6 +151,19 @@ static inline int vcd_compat_rq_map_sg(struct request *rq,
 }
 
 #define blk_rq_map_sg(rq, sglist) vcd_compat_rq_map_sg(rq, sglist)
+#endif
+
+/* In 7.0 and in later 6.12.y stable updates: test the macro, not a version. */
+#ifndef kmalloc_obj
+/* One object of the type of @var_or_type, typed (no void *). */
+#define kmalloc_obj(var_or_type, gfp) ({				\
+	typeof(var_or_type) *__vcd_p = kmalloc(sizeof(var_or_type), gfp); \
+	__vcd_p;							\
+})
+#define kzalloc_obj(var_or_type, gfp) ({				\
+	typeof(var_or_type) *__vcd_p = kzalloc(sizeof(var_or_type), gfp); \
+	__vcd_p;							\
+})
 #endif
 
 #endif /* VCACHE_COMPAT_H */

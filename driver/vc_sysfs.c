@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "compat.h"
 #include "vcache_pci.h"
 
 static struct vcd_dev *to_vc(struct device *d)
@@ -200,7 +201,7 @@ static ssize_t vcd_health_show(struct device *d, struct device_attribute *attr,
 		return -EINVAL;
 	if (vcd_state(dev) != VCD_STATE_LIVE)
 		return -EAGAIN;
-	log = kmalloc(sizeof(*log), GFP_KERNEL);
+	log = kmalloc_obj(*log, GFP_KERNEL);
 	if (!log)
 		return -ENOMEM;
 	ret = vcd_get_health(dev, log);

@@ -6,8 +6,8 @@
 #   scripts/check-kernels.sh [--build-only] [NAME...]
 #
 # For each kernel, in that kernel's build environment: a W=1 build with no
-# warning in driver/, checkpatch --strict and sparse (`make -C driver
-# check`), on a private copy of the sources, leaving the module in
+# warning in driver/, that kernel's own checkpatch --strict and sparse
+# (`make -C driver check`), on a private copy of the sources, leaving the module in
 # build/kernels/NAME/vcache.ko.  Then, unless --build-only, on that kernel
 # in the VM bench: the driver's VM suite (driver/tests/run) and the smoke
 # test (tests/vm/smoke: fio verify through the card, power cut, the data
@@ -25,8 +25,8 @@ if [ $# -eq 0 ]; then
 	set -- "${names[@]}"
 fi
 
-# checkpatch.pl comes from the host's linux-source (see driver/Makefile);
-# extract it once here, where that tarball is.
+# The host kernel's checkpatch.pl comes from its linux-source (see
+# driver/Makefile); the others' from their suite's (scripts/kernels.sh).
 make -s -C driver checkpatch-script || exit 1
 
 pass=0
@@ -45,7 +45,7 @@ for k in "$@"; do
 	echo "=== $k ($rel): build, W=1, checkpatch, sparse"
 	$K run "$k" make -s -C "$TOP/$out/src/driver" check \
 		KDIR="/lib/modules/$rel/build" \
-		CHECKPATCH_DIR="$TOP/build/checkpatch" >"$out/build.log" 2>&1
+		CHECKPATCH_DIR="$($K checkpatch "$k")" >"$out/build.log" 2>&1
 	brc=$?
 	grep -E '^(PASS|FAIL|SKIP) ' "$out/build.log" | sed 's/^/  /'
 	bp=$(grep -c '^PASS ' "$out/build.log")

@@ -11,6 +11,8 @@
 #                                        prefix of one ("6.12") or a NAME
 #   scripts/kernels.sh run NAME CMD...   run CMD in NAME's build environment,
 #                                        in the current directory
+#   scripts/kernels.sh checkpatch NAME   where NAME's own checkpatch.pl is in
+#                                        that environment
 #
 # NAME is a Debian suite; each supported kernel is the one its
 # linux-image-amd64 depends on, resolved from the suite's package index on
@@ -41,7 +43,9 @@ HOST_SUITE=bookworm
 # checked.
 APT_OPTS=${VCACHE_KERNELS_APT_OPTS:--o Acquire::Check-Valid-Until=false}
 # What a build environment needs besides the kernel's image and headers.
-CHROOT_PKGS="make gcc libc6-dev sparse kmod perl ca-certificates"
+# linux-source: for the suite's own checkpatch.pl.
+CHROOT_PKGS="make gcc libc6-dev sparse kmod perl ca-certificates linux-source"
+CHECKPATCH_IN_ROOT=/usr/src/vcache-checkpatch
 
 die() { echo "kernels: $*" >&2; exit 1; }
 note() { echo "kernels: $*" >&2; }
@@ -122,8 +126,25 @@ fetch_chroot() {
 		die "$suite: linux-image-$rel not installed in $root, see $dir/apt.log"
 	[ -d "$root/lib/modules/$rel/build" ] ||
 		die "$suite: headers of $rel missing in $root"
+	extract_checkpatch "$suite" "$root"
 	echo "$rel" >"$dir/release"
 	[ "$old" = "$rel" ] || note "$suite: kernel $rel"
+}
+
+# The suite's own checkpatch.pl (with its spelling and const_structs
+# lists), from its linux-source tarball, into ROOT$CHECKPATCH_IN_ROOT.
+extract_checkpatch() {
+	local suite=$1 root=$2 tar top cp=$2$CHECKPATCH_IN_ROOT
+	tar=$(find "$root/usr/src" -maxdepth 1 -name 'linux-source-*.tar.xz' | sort -V | tail -n1)
+	[ -n "$tar" ] || die "$suite: no linux-source tarball in $root/usr/src"
+	[ "$cp/checkpatch.pl" -nt "$tar" ] && return 0
+	top=$(basename "$tar" .tar.xz)
+	rm -rf "$cp"
+	mkdir -p "$cp"
+	tar -xJf "$tar" -C "$cp" --strip-components=2 "$top/scripts/checkpatch.pl" \
+		"$top/scripts/spelling.txt" "$top/scripts/const_structs.checkpatch" ||
+		die "$suite: checkpatch.pl not found in $tar"
+	touch "$cp/checkpatch.pl"
 }
 
 cmd_fetch() {
@@ -179,6 +200,16 @@ cmd_image() {
 	esac
 }
 
+# The directory of NAME's checkpatch.pl, as seen in its build environment.
+cmd_checkpatch() {
+	cmd_release "$1" >/dev/null
+	if [ "$1" = "$HOST_SUITE" ]; then
+		echo "$TOP/build/checkpatch"
+	else
+		echo "$CHECKPATCH_IN_ROOT"
+	fi
+}
+
 cmd_run() {
 	local k=$1 root
 	shift
@@ -198,7 +229,8 @@ fetch) shift; cmd_fetch "$@" ;;
 list) cmd_list ;;
 release) [ $# -eq 2 ] || die "usage: $0 release NAME"; cmd_release "$2" ;;
 image) [ $# -eq 2 ] || die "usage: $0 image VERSION"; cmd_image "$2" ;;
+checkpatch) [ $# -eq 2 ] || die "usage: $0 checkpatch NAME"; cmd_checkpatch "$2" ;;
 run) [ $# -ge 3 ] || die "usage: $0 run NAME CMD..."; shift; cmd_run "$@" ;;
 names) echo "${KERNELS[*]}" ;;
-*) sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
