@@ -6,7 +6,11 @@
 #   make demo          install what is missing, boot the bench, write and verify
 #                      data on the simulated card, print its counters
 #   make check         install what is missing, run every test (unit, model,
-#                      crash, fuzz smoke, sanitizers, VM tests)
+#                      crash, fuzz smoke, sanitizers, VM tests; the module
+#                      built on every supported kernel)
+#   make check-kernels build the module on every supported kernel
+#                      (scripts/kernels.sh) and run the driver's VM suite and
+#                      the smoke test on each; one table
 #   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
 #   make bench-engine  hit ratios vs OPT, flash writes, CPU per hit
 #
@@ -17,13 +21,18 @@ KVER ?= $(shell ls /lib/modules 2>/dev/null | grep -E 'amd64$$' | sort -V | tail
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
-.PHONY: all deps module firmware cache tools check check-fast demo \
+.PHONY: all deps deps-kernels module firmware cache tools check check-fast \
+	check-kernels demo \
 	bench-card bench-engine checkpatch clean
 
 all: module firmware tools
 
 deps:
 	@scripts/deps.sh
+
+# deps and every supported kernel with its build environment.
+deps-kernels:
+	@scripts/deps.sh --kernels
 
 module:
 	$(MAKE) -C driver KDIR=$(KDIR)
@@ -38,12 +47,16 @@ tools: cache
 	$(MAKE) -C tools/vcache-sim
 
 # Every test.  The closing line is "N passed, N failed".
-check: deps
+check: deps-kernels
 	@scripts/run-checks.sh
 
 # Everything that needs no VM (seconds to minutes).
-check-fast: deps
+check-fast: deps-kernels
 	@VCACHE_SKIP_VM=1 scripts/run-checks.sh
+
+# The module on every supported kernel: build, style, VM suite, smoke test.
+check-kernels: deps-kernels all
+	@scripts/check-kernels.sh
 
 demo: deps all
 	@scripts/demo.sh

@@ -2,14 +2,21 @@
 /*
  * Every kernel-version difference of the vcache driver.
  *
- * The .c files never test LINUX_VERSION_CODE; they call the helpers here.
- * Built and tested on Debian's 6.1; the branches for later kernels follow
- * the upstream changes named next to them:
+ * The .c files never test LINUX_VERSION_CODE.  They are written against
+ * the newest kernel's API, which this file provides on older kernels (the
+ * backports style), so that they read like current upstream.  Where the
+ * newest API cannot be emulated (a struct field older kernels lack), the
+ * .c files call a vcd_ helper from here instead.  Supported, built and
+ * tested: Debian's 6.1, 6.12 and newest kernel (scripts/kernels.sh); the
+ * branches follow the upstream changes named next to them:
  *   6.9   blk_mq_alloc_disk() takes a struct queue_limits
  *   6.11  write cache, FUA and rotational become queue_limits features;
  *         the blk_queue_*() limit setters are gone
  *   6.14  blk_mq_pci_map_queues() -> blk_mq_map_hw_queues();
  *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
+ *   6.15  blk_rq_map_sg() loses its request_queue argument
+ *   7.0   kmalloc_obj(), kzalloc_obj(): typed allocation of one object
+ *         (also in later 6.12.y)
  * and for the exclusive open of vc_stack.c: 6.5 blkdev_get_by_dev() takes
  * blk_mode_t + holder ops, blkdev_put() the holder; 6.8 bdev_open_by_dev()
  * handles; 6.9 bdev_file_open_by_dev() files.
@@ -21,6 +28,7 @@
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "vcache needs Linux 6.1 or later"
@@ -116,23 +124,50 @@ static inline struct gendisk *vcd_alloc_disk(struct blk_mq_tag_set *set,
 	return disk;
 }
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 14, 0)
 /* Merging became unconditional in 6.14 and the flag went away. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
-#define VCD_BLK_MQ_F_MERGE	0
-#else
-#define VCD_BLK_MQ_F_MERGE	BLK_MQ_F_SHOULD_MERGE
+static inline int vcd_compat_alloc_tag_set(struct blk_mq_tag_set *set)
+{
+	set->flags |= BLK_MQ_F_SHOULD_MERGE;
+	return blk_mq_alloc_tag_set(set);
+}
+
+#define blk_mq_alloc_tag_set(set) vcd_compat_alloc_tag_set(set)
+
+/* Map hardware queues to CPUs by the affinity of the device's vectors. */
+static inline void vcd_compat_map_hw_queues(struct blk_mq_queue_map *qmap,
+					    struct device *dev,
+					    unsigned int offset)
+{
+	blk_mq_pci_map_queues(qmap, to_pci_dev(dev), offset);
+}
+
+#define blk_mq_map_hw_queues(qmap, dev, offset) \
+	vcd_compat_map_hw_queues(qmap, dev, offset)
 #endif
 
-/* Map hardware queues to CPUs by the affinity of MSI-X vectors. */
-static inline void vcd_map_queues(struct blk_mq_queue_map *qmap,
-				  struct pci_dev *pdev, int offset)
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 15, 0)
+static inline int vcd_compat_rq_map_sg(struct request *rq,
+				       struct scatterlist *sglist)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
-	blk_mq_map_hw_queues(qmap, &pdev->dev, offset);
-#else
-	blk_mq_pci_map_queues(qmap, pdev, offset);
-#endif
+	return blk_rq_map_sg(rq->q, rq, sglist);
 }
+
+#define blk_rq_map_sg(rq, sglist) vcd_compat_rq_map_sg(rq, sglist)
+#endif
+
+/* In 7.0 and in later 6.12.y stable updates: test the macro, not a version. */
+#ifndef kmalloc_obj
+/* One object of the type of @var_or_type, typed (no void *). */
+#define kmalloc_obj(var_or_type, gfp) ({				\
+	typeof(var_or_type) *__vcd_p = kmalloc(sizeof(var_or_type), gfp); \
+	__vcd_p;							\
+})
+#define kzalloc_obj(var_or_type, gfp) ({				\
+	typeof(var_or_type) *__vcd_p = kzalloc(sizeof(var_or_type), gfp); \
+	__vcd_p;							\
+})
+#endif
 
 /* An exclusive open of a card's disk by an in-module user (vc_stack.c). */
 struct vcd_bdev_handle {

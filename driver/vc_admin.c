@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "vcache_pci.h"
 
 void vcd_admin_init(struct vcd_dev *dev)
@@ -458,7 +459,7 @@ int vcd_identify(struct vcd_dev *dev, struct vcd_ident *id)
 	struct vc_identify *raw;
 	int ret;
 
-	raw = kzalloc(sizeof(*raw), GFP_KERNEL);
+	raw = kzalloc_obj(*raw, GFP_KERNEL);
 	if (!raw)
 		return -ENOMEM;
 	ret = vcd_admin_exec(dev, &cmd, raw, sizeof(*raw), NULL);

@@ -83,6 +83,12 @@ static void vcd_unmap_data(struct vcd_dev *dev, struct request *rq)
 		iod->dma_mapped = false;
 	}
 	if (iod->sgt_alloced) {
+		/*
+		 * Freed by the size it was allocated with: blk_rq_map_sg() may
+		 * map fewer entries (it does on 6.15+), and the chain's pools
+		 * follow the allocated count.
+		 */
+		iod->sgt.orig_nents = blk_rq_nr_phys_segments(rq);
 		sg_free_table_chained(&iod->sgt, VCD_INLINE_SG);
 		iod->sgt_alloced = false;
 	}
@@ -106,7 +112,7 @@ static blk_status_t vcd_map_data(struct vcd_dev *dev, struct request *rq,
 				   iod->inline_sg, VCD_INLINE_SG))
 		return BLK_STS_RESOURCE;
 	iod->sgt_alloced = true;
-	iod->sgt.orig_nents = blk_rq_map_sg(rq->q, rq, iod->sgt.sgl);
+	iod->sgt.orig_nents = blk_rq_map_sg(rq, iod->sgt.sgl);
 	if (!iod->sgt.orig_nents) {
 		sts = BLK_STS_IOERR;
 		goto out;
@@ -429,7 +435,8 @@ static void vcd_map_queues_cb(struct blk_mq_tag_set *set)
 	struct vcd_dev *dev = set->driver_data;
 
 	/* vector 0 is the admin queue, vector q serves hctx q - 1 */
-	vcd_map_queues(&set->map[HCTX_TYPE_DEFAULT], dev->pdev, 1);
+	blk_mq_map_hw_queues(&set->map[HCTX_TYPE_DEFAULT], &dev->pdev->dev,
+			     1);
 }
 
 static const struct blk_mq_ops vcd_mq_ops = {
@@ -453,7 +460,6 @@ int vcd_blk_init_tagset(struct vcd_dev *dev)
 	set->queue_depth = dev->io_qsize - 1;
 	set->cmd_size = sizeof(struct vcd_iod);
 	set->numa_node = dev_to_node(&dev->pdev->dev);
-	set->flags = VCD_BLK_MQ_F_MERGE;
 	set->timeout = vcd_io_timeout * HZ;
 	set->driver_data = dev;
 	ret = blk_mq_alloc_tag_set(set);

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "vcache_pci.h"
 
 /* Slack on top of cap_timeout_ms for a loaded host. */
@@ -455,7 +456,7 @@ static int vcd_reidentify(struct vcd_dev *dev)
 	struct vcd_ident *id;
 	int ret;
 
-	id = kzalloc(sizeof(*id), GFP_KERNEL);
+	id = kzalloc_obj(*id, GFP_KERNEL);
 	if (!id)
 		return -ENOMEM;
 	ret = vcd_identify(dev, id);

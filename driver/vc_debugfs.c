@@ -75,7 +75,7 @@ static const struct file_operations vcd_dbg_stack_test_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
 	.write = vcd_dbg_stack_test_write,
-	.llseek = no_llseek,
+	.llseek = noop_llseek,
 };
 
 /* stack_hold: one card held by a stand-in user. */
@@ -240,7 +240,7 @@ static const struct file_operations vcd_dbg_stack_hold_fops = {
 	.open = simple_open,
 	.read = vcd_dbg_stack_hold_read,
 	.write = vcd_dbg_stack_hold_write,
-	.llseek = no_llseek,
+	.llseek = noop_llseek,
 };
 
 void vcd_debugfs_add(struct vcd_dev *dev)

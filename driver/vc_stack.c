@@ -154,7 +154,7 @@ int vcd_card_claim(struct vcd_card *card, void *holder,
 	if (card->holder)
 		goto out;
 	ret = -ENOMEM;
-	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	h = kzalloc_obj(*h, GFP_KERNEL);
 	if (!h)
 		goto out;
 	ret = vcd_bdev_open_excl(disk_devt(dev->disk), holder, h);
@@ -281,8 +281,8 @@ int vcd_stack_test(const char *serial, u64 bad_lba)
 		       serial);
 		return -ENODEV;
 	}
-	info = kzalloc(sizeof(*info), GFP_KERNEL);
-	log = kzalloc(sizeof(*log), GFP_KERNEL);
+	info = kzalloc_obj(*info, GFP_KERNEL);
+	log = kzalloc_obj(*log, GFP_KERNEL);
 	page = alloc_page(GFP_KERNEL);
 	if (!info || !log || !page) {
 		ret = -ENOMEM;

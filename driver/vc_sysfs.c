@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "compat.h"
 #include "vcache_pci.h"
 
 static struct vcd_dev *to_vc(struct device *d)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what vcache needs to build and test, on Debian 12.  Idempotent and
 # quiet when everything is present.  Used by `make deps` (and so by `make
-# demo` and `make check`).
+# demo`).  With --kernels (`make check`, `make check-kernels`) it also
+# fetches every supported kernel with its build environment
+# (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).
 set -euo pipefail
 
 VENV=${VCACHE_VENV:-/opt/vcache/venv}
@@ -15,7 +17,7 @@ pkgs=(
 	libnl-3-dev libnl-genl-3-dev libjson-c-dev libcmocka-dev
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
-	libclang-rt-14-dev
+	libclang-rt-14-dev debootstrap
 )
 
 missing=()
@@ -47,4 +49,8 @@ fi
 if [ ! -f "/boot/vmlinuz-$KVER" ] || [ ! -d "/lib/modules/$KVER/build" ]; then
 	echo "deps: kernel $KVER image or headers missing" >&2
 	exit 1
+fi
+
+if [ "${1:-}" = --kernels ]; then
+	"$(dirname "$0")/kernels.sh" fetch
 fi

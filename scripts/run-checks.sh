@@ -22,6 +22,7 @@ suites=(
 	"firmware-sim|make -s -C firmware-sim check"
 	"vcache-sim|make -s -C tools/vcache-sim check"
 	"driver-style|make -s -C driver check"
+	"kernels|scripts/check-kernels.sh --build-only"
 	"driver-vm|make -s -C driver vmcheck"
 	"vm|make -s -C tests/vm check"
 )

@@ -53,6 +53,17 @@ expect_eio() {
 	fi
 }
 
+# dead_io_refused DEV: new I/O on a disk whose card is dead gets nowhere:
+# EIO, or, on kernels whose blk_mark_disk_dead() zeroes the capacity (6.12
+# and later), the disk is empty and a read returns no data.
+dead_io_refused() {
+	if [ "$(blockdev --getsize64 "$1")" = 0 ]; then
+		[ "$(dd if="$1" bs=4k count=1 iflag=direct status=none | wc -c)" = 0 ]
+	else
+		expect_eio dd if="$1" of=/dev/null bs=4k count=1 iflag=direct status=none
+	fi
+}
+
 # fio_verify DEV NAME FIO-ARGS...: a verified fio run (crc32c), pass if fio
 # succeeds and reports no verify error.
 fio_verify() {
