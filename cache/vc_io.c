@@ -1048,6 +1048,30 @@ static void discard_md_end(struct vc_md_waiter *mw, int err)
 	req_done(r, 0);
 }
 
+/*
+ * The block of a discard or write-zeroes piece @r, idle, with its set
+ * lock held; or ~0u, @r done (not cached) or deferred (busy), unlocked.
+ */
+static u32 lookup_idle_locked(struct vc_cache *c, struct vc_set *s,
+			      struct vc_req *r)
+{
+	u32 blk;
+
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, r->key);
+	if (blk == ~0u) {
+		vc_spin_unlock(&s->lock);
+		req_done(r, 0);
+		return ~0u;
+	}
+	if (c->words[blk] & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
+		vc_defer(c, r);
+		vc_spin_unlock(&s->lock);
+		return ~0u;
+	}
+	return blk;
+}
+
 static void dispatch_discard(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -1057,19 +1081,10 @@ static void dispatch_discard(struct vc_req *r)
 	u32 blk;
 	u64 w;
 
-	vc_spin_lock(&s->lock);
-	blk = vc_lookup(c, s, r->key);
-	if (blk == ~0u) {
-		vc_spin_unlock(&s->lock);
-		req_done(r, 0);
+	blk = lookup_idle_locked(c, s, r);
+	if (blk == ~0u)
 		return;
-	}
 	w = c->words[blk];
-	if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
-		vc_defer(c, r);
-		vc_spin_unlock(&s->lock);
-		return;
-	}
 	if ((w & B_LOST) && full) {
 		unlose_locked(c, s, blk);
 		w = c->words[blk];
@@ -1127,19 +1142,10 @@ static void dispatch_zero(struct vc_req *r)
 	u32 blk;
 	u64 w;
 
-	vc_spin_lock(&s->lock);
-	blk = vc_lookup(c, s, r->key);
-	if (blk == ~0u) {
-		vc_spin_unlock(&s->lock);
-		req_done(r, 0);
+	blk = lookup_idle_locked(c, s, r);
+	if (blk == ~0u)
 		return;
-	}
 	w = c->words[blk];
-	if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
-		vc_defer(c, r);
-		vc_spin_unlock(&s->lock);
-		return;
-	}
 	if ((w & B_VALID) && (w & B_DIRTY)) {
 		vc_spin_unlock(&s->lock);
 		r->zero = 1;

@@ -6,22 +6,9 @@
  */
 #include "tutil.h"
 
-static struct vc_cache_config cl_cfg(void)
-{
-	struct vc_cache_config cfg;
-
-	vc_cache_config_default(&cfg);
-	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
-	cfg.params.v[VC_P_IDLE_MS] = 0;
-	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
-	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
-	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 100;
-	return cfg;
-}
-
 static void test_watermark(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
 	u32 i;
@@ -56,7 +43,7 @@ static void test_watermark(void **st)
 
 static void test_max_age(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
 	u32 i;
@@ -89,7 +76,7 @@ static void test_max_age(void **st)
 
 static void test_idle(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
 	u32 i;
@@ -130,7 +117,7 @@ static int log_writes(void *ctx, const struct vc_dev_io *io)
 
 static void test_merge_and_order(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
 	static struct wlog l;
@@ -272,7 +259,7 @@ static void write_q(struct tenv *t, struct qdev *q, u64 blk, u32 seed)
 
 static void test_inflight_limit_and_flush(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct vc_flush_progress p;
 	struct tenv t;
 	struct qdev q;
@@ -343,7 +330,7 @@ static int cancel_from_elsewhere(void *arg, const struct vc_flush_progress *p)
  */
 static void test_cancel_spares_blocking_flush(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct qdev q;
 	u32 i;
@@ -386,7 +373,7 @@ static int fail_bad_read(void *ctx, const struct vc_dev_io *io)
  */
 static void test_merged_cache_reads(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct vc_memdev_stats m0, m1;
 	struct vc_stats s;
 	struct tenv t;
@@ -433,7 +420,7 @@ static void test_merged_cache_reads(void **st)
 
 static void test_background_flush(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct vc_flush_progress p;
 	struct tenv t;
 	struct qdev q;
@@ -473,7 +460,7 @@ static void test_background_flush(void **st)
 
 static void test_per_device_flush_and_detach(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_memdev *b2;
 	struct vc_stats s;
@@ -523,7 +510,7 @@ static void test_per_device_flush_and_detach(void **st)
 /* A cache full of dirty blocks: misses make the cleaner clean the tail. */
 static void test_tail_cleaning(void **st)
 {
-	struct vc_cache_config cfg = cl_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
 	u32 i;

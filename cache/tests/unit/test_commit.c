@@ -9,14 +9,8 @@
 
 static struct vc_cache_config gc_cfg(u64 commit_ms)
 {
-	struct vc_cache_config cfg;
+	struct vc_cache_config cfg = t_cfg_manual();
 
-	vc_cache_config_default(&cfg);
-	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
-	cfg.params.v[VC_P_IDLE_MS] = 0;
-	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
-	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
-	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 99;
 	cfg.params.v[VC_P_COMMIT_MS] = commit_ms;
 	return cfg;
 }

@@ -8,19 +8,6 @@
 
 #include "tutil.h"
 
-static struct vc_cache_config z_cfg(void)
-{
-	struct vc_cache_config cfg;
-
-	vc_cache_config_default(&cfg);
-	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
-	cfg.params.v[VC_P_IDLE_MS] = 0;
-	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
-	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
-	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 99;
-	return cfg;
-}
-
 /*
  * Block @blk must read as the pattern @seed except sectors [z0, z1), which
  * must be zeroes.
@@ -42,7 +29,7 @@ static int zeroes(struct tenv *t, u32 flags, u64 sector, u32 len)
 
 static void test_zeroes_everywhere(void **st)
 {
-	struct vc_cache_config cfg = z_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	u32 i;
 
@@ -96,7 +83,7 @@ static void test_zeroes_everywhere(void **st)
 /* FUA: durable at completion, without a FLUSH. */
 static void test_zeroes_fua(void **st)
 {
-	struct vc_cache_config cfg = z_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 
 	(void)st;
@@ -116,7 +103,7 @@ static void test_zeroes_fua(void **st)
 /* Requests it refuses: a buffer is not wanted, the range must fit. */
 static void test_zeroes_bad(void **st)
 {
-	struct vc_cache_config cfg = z_cfg();
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 
 	(void)st;

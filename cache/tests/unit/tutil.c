@@ -9,6 +9,19 @@ static u64 t_clock(void *ctx)
 	return __atomic_load_n(&t_now_ns, __ATOMIC_SEQ_CST);
 }
 
+struct vc_cache_config t_cfg_manual(void)
+{
+	struct vc_cache_config cfg;
+
+	vc_cache_config_default(&cfg);
+	cfg.params.v[VC_P_SEQ_ENABLE] = 0;
+	cfg.params.v[VC_P_IDLE_MS] = 0;
+	cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 100;
+	return cfg;
+}
+
 void t_init(void)
 {
 	t_now_ns = 1000000000ULL;

@@ -31,6 +31,12 @@ struct tenv {
 
 extern u64 t_now_ns;
 
+/*
+ * Defaults with nothing running on its own: no sequential bypass, no
+ * idle or age-based write-back, no watermark cleaning.
+ */
+struct vc_cache_config t_cfg_manual(void);
+
 /* Clock at 1 s, manual work, quiet logs. */
 void t_init(void);
 /* Devices + a fresh cache with @cfg (NULL: defaults), one backing dev. */
