@@ -1072,6 +1072,24 @@ static u32 lookup_idle_locked(struct vc_cache *c, struct vc_set *s,
 	return blk;
 }
 
+/*
+ * A discard or write-zeroes piece dropped block @blk (or left it): done
+ * now, or once the record write clearing it ends (@md: @fn decides).
+ */
+static void finish_dropped(struct vc_req *r, u32 blk, bool md,
+			   void (*fn)(struct vc_md_waiter *mw, int err))
+{
+	struct vc_cache *c = r->c;
+
+	if (md) {
+		r->blk = blk;
+		vc_md_mark(c, blk, &r->mdw, fn);
+		return;
+	}
+	vc_redrive(c);
+	req_done(r, 0);
+}
+
 static void dispatch_discard(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -1107,13 +1125,7 @@ static void dispatch_discard(struct vc_req *r)
 	if (full || !(w & B_DIRTY))
 		md = vc_invalidate_locked(c, s, blk);
 	vc_spin_unlock(&s->lock);
-	if (md) {
-		r->blk = blk;
-		vc_md_mark(c, blk, &r->mdw, discard_md_end);
-		return;
-	}
-	vc_redrive(c);
-	req_done(r, 0);
+	finish_dropped(r, blk, md, discard_md_end);
 }
 
 /* ------------------------------------------------------ write zeroes */
@@ -1170,13 +1182,7 @@ static void dispatch_zero(struct vc_req *r)
 	}
 	md = vc_invalidate_locked(c, s, blk);
 	vc_spin_unlock(&s->lock);
-	if (md) {
-		r->blk = blk;
-		vc_md_mark(c, blk, &r->mdw, zero_md_end);
-		return;
-	}
-	vc_redrive(c);
-	req_done(r, 0);
+	finish_dropped(r, blk, md, zero_md_end);
 }
 
 void vc_req_dispatch(struct vc_req *r)
