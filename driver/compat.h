@@ -19,7 +19,8 @@
  *         (also in later 6.12.y)
  * and for the exclusive open of vc_stack.c: 6.5 blkdev_get_by_dev() takes
  * blk_mode_t + holder ops, blkdev_put() the holder; 6.8 bdev_open_by_dev()
- * handles; 6.9 bdev_file_open_by_dev() files.
+ * handles; 6.9 bdev_file_open_by_dev() files; 6.10 bdev_fput() releases the
+ * claim at once (a plain fput() defers it: a new claim right after fails).
  */
 #ifndef VCACHE_COMPAT_H
 #define VCACHE_COMPAT_H
@@ -212,7 +213,9 @@ static inline int vcd_bdev_open_excl(dev_t devt, void *holder,
 
 static inline void vcd_bdev_close(struct vcd_bdev_handle *h)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	bdev_fput(h->file);	/* the claim goes now, not at a deferred fput */
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
 	fput(h->file);
 #elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 	bdev_release(h->handle);
