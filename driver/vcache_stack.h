@@ -38,6 +38,7 @@ struct vcd_card;
 enum vcd_card_event {
 	VCD_CARD_GOING = 1,
 	VCD_CARD_DEAD,
+	VCD_CARD_UP,		/* probed, live: its regions can be opened */
 };
 
 struct vcd_card_info {
@@ -65,5 +66,63 @@ int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info);
 int vcd_card_health(struct vcd_card *card, struct vc_health_log *log);
 int vcd_card_register_notifier(struct notifier_block *nb);
 int vcd_card_unregister_notifier(struct notifier_block *nb);
+
+/* Call @fn for every live card (holding a reference during the call). */
+int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg);
+/* The card whose raw disk is @devt (/dev/vflashN), referenced, or NULL. */
+struct vcd_card *vcd_card_get_by_devt(dev_t devt);
+
+/*
+ * Card space (vc_space.c), like NVMe namespace management.  A table at
+ * the end of the card (two copies, __le, magic, version, crc32c; see
+ * docs/card-space.md) lists regions carved downward from below the table.
+ * The raw disk /dev/vflashN shows LBA 0 up to the lowest region (all of
+ * the card when there is no table), so a region is never writable through
+ * it.  Each open region is a hidden disk on the card's tag set (its own
+ * request_queue: blk-mq tags, timeouts, aborts and resets of the card),
+ * whose sector 0 is the region's first byte; its owner submits bios to
+ * vcd_region_bdev().
+ *
+ * Regions are owned by name (the cache's name).  @conf is an opaque blob
+ * of the owner (its settings, the identities of its backing devices),
+ * stored in the table and rewritten durably by vcd_region_set_conf().
+ * The table is written with FUA before any of these calls return.
+ *
+ * Errors: -ENODEV (card gone or dead), -EEXIST (name taken), -ENOENT (no
+ * such region), -ENOSPC (no free extent of @len), -EBUSY (the raw disk is
+ * open and would shrink, or the region is open), -EINVAL (bad name,
+ * length, block size, conf too large).  @err receives a one-line reason.
+ */
+#define VCD_REGION_NAME_MAX	32	/* with the NUL */
+#define VCD_REGION_CONF_MAX	2048
+
+struct vcd_region;
+
+struct vcd_region_info {
+	char name[VCD_REGION_NAME_MAX];
+	u64 start;		/* bytes from the card's first byte */
+	u64 len;		/* bytes */
+	u32 block_size;		/* bytes: the owner's block size */
+	u32 conf_len;
+	u8 conf[VCD_REGION_CONF_MAX];
+};
+
+int vcd_region_create(struct vcd_card *card, const char *name, u64 len,
+		      u32 block_size, const void *conf, u32 conf_len,
+		      struct vcd_region **out, char *err, size_t errlen);
+int vcd_region_open(struct vcd_card *card, const char *name,
+		    struct vcd_region **out);
+struct block_device *vcd_region_bdev(struct vcd_region *r);
+void vcd_region_get_info(struct vcd_region *r, struct vcd_region_info *info);
+int vcd_region_set_conf(struct vcd_region *r, const void *conf, u32 conf_len);
+/* Close: the hidden disk goes away; I/O must have stopped. */
+void vcd_region_close(struct vcd_region *r);
+int vcd_region_delete(struct vcd_card *card, const char *name, char *err,
+		      size_t errlen);
+/* Fill up to @max entries of @out (may be NULL); returns the count. */
+int vcd_region_list(struct vcd_card *card, struct vcd_region_info *out,
+		    int max);
+/* Free bytes for a new region (largest free extent). */
+u64 vcd_space_free(struct vcd_card *card);
 
 #endif /* VCACHE_STACK_H */

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vcache_nl.h - generic netlink ABI of vcache.ko (family "vcache").
+ *
+ * The contract between the driver's control plane (driver/netlink/) and
+ * the tools (tools/vcache-config, vcache-monitor).  Both include this file
+ * unchanged.  Numbers are ABI: new commands and attributes are appended,
+ * never renumbered; VCACHE_GENL_VERSION grows when the meaning of an
+ * existing one changes.
+ *
+ * Objects
+ *   cache          a flash area run by one engine instance: a region of a
+ *                  vcache card (/dev/vflashN) or any other block device.
+ *                  Named by VCACHE_A_NAME (1..VCACHE_NAME_MAX-1 chars of
+ *                  [A-Za-z0-9_.-], not starting with '.' or '-').
+ *   backing        a block device served through a cache; each one gets a
+ *                  cached device /dev/vcacheN (udev: /dev/vcache/<devname>).
+ *                  The first backing of cache NAME is called NAME, later
+ *                  ones NAME-<id> unless VCACHE_B_DEVNAME says otherwise.
+ *
+ * Devices are passed as VCACHE_A_*_DEV: u64, major << 32 | minor (what
+ * stat(2) gives in st_rdev, split with major()/minor()).  A backing device
+ * is recognised across reboots by its identity string (VCACHE_B_IDENT,
+ * computed by the tool from stable properties: WWN, serial, DM/MD uuid,
+ * partition uuid), never by its name.
+ *
+ * Rules
+ *   - every command that changes something needs CAP_SYS_ADMIN (EPERM);
+ *     GET, PID_GET and dumps are open to every user;
+ *   - errors come back as an errno with an extack message naming what was
+ *     wrong (attribute, value, device, state and what to do);
+ *   - attributes are validated strictly: unknown attributes, wrong types
+ *     or lengths, out-of-range values are refused (EINVAL), never ignored.
+ *
+ * Events (multicast group "events"): VCACHE_CMD_EVENT messages carrying
+ * VCACHE_A_EVENT, VCACHE_A_NAME and, as fits the event, VCACHE_A_STATE,
+ * VCACHE_A_BACKING, VCACHE_A_FLUSH, VCACHE_A_ERRNO, VCACHE_A_MESSAGE.
+ */
+#ifndef _UAPI_VCACHE_NL_H
+#define _UAPI_VCACHE_NL_H
+
+#include <linux/types.h>
+
+#define VCACHE_GENL_NAME		"vcache"
+#define VCACHE_GENL_VERSION		1
+#define VCACHE_GENL_MCGRP_EVENTS	"events"
+
+#define VCACHE_NAME_MAX		32	/* with the NUL */
+#define VCACHE_IDENT_MAX	48	/* with the NUL */
+#define VCACHE_PIDS_MAX		1024	/* PIDs per PID_SET message */
+
+enum vcache_cmd {
+	VCACHE_CMD_UNSPEC,
+	/*
+	 * Create a cache and its first cached device.
+	 * NAME, CACHE_DEV, BACKING (nested: DEV, IDENT, optional DEVNAME);
+	 * optional CACHE_SIZE (bytes; card: size of the region, default all
+	 * free space; other device: at most its size, default all of it),
+	 * BLOCK_SIZE, MODE, POLICY, PARAMS.
+	 */
+	VCACHE_CMD_CREATE = 1,
+	/* NAME; FLAGS: FLUSH (write back first) or DISCARD_DIRTY. */
+	VCACHE_CMD_DELETE,
+	/* NAME, BACKING (DEV, IDENT, optional DEVNAME). */
+	VCACHE_CMD_ATTACH,
+	/* NAME, BACKING (DEVNAME or DEV); FLAGS: FLUSH or KEEP_DIRTY. */
+	VCACHE_CMD_DETACH,
+	/*
+	 * Start writing back dirty data: NAME, optional BACKING (DEVNAME or
+	 * DEV).  Returns at once; progress in GET's VCACHE_A_FLUSH and in
+	 * FLUSH events.  The tool waits by polling GET.
+	 */
+	VCACHE_CMD_FLUSH,
+	/* Stop a running flush: NAME (result -EINTR, data consistent). */
+	VCACHE_CMD_FLUSH_CANCEL,
+	/* Online settings: NAME, any of MODE, POLICY, PARAMS. */
+	VCACHE_CMD_SET,
+	/*
+	 * GET with NAME: one cache; as a dump (NLM_F_DUMP): every cache.
+	 * Reply: VCACHE_CMD_GET with NAME, STATE, CACHE_DEV, CACHE_DISK,
+	 * CARD, REGION_START, CACHE_SIZE, BLOCK_SIZE, MODE, REQ_MODE, POLICY,
+	 * PARAMS, STATS, FLUSH, PID_DEFAULT and one BACKING nest per backing
+	 * device (waiting ones included).
+	 */
+	VCACHE_CMD_GET,
+	/*
+	 * PID lists: NAME, PID_LIST, PID_OP; PIDS for ADD/DEL; PID_DEFAULT
+	 * alone sets the default (then PID_LIST/PID_OP are not given).
+	 */
+	VCACHE_CMD_PID_SET,
+	/* NAME.  Reply: PID_DEFAULT and a PIDS nest per list (PID_LIST). */
+	VCACHE_CMD_PID_GET,
+	/*
+	 * A block device appeared (udev): BACKING (DEV, IDENT).  If a cache
+	 * is waiting for that identity, the device is attached; otherwise
+	 * ENOENT (nothing to do, not an error for the udev rule).
+	 */
+	VCACHE_CMD_HOTPLUG,
+	/* Zero the statistics: NAME. */
+	VCACHE_CMD_RESET_STATS,
+	/* Multicast only. */
+	VCACHE_CMD_EVENT,
+	__VCACHE_CMD_MAX,
+};
+#define VCACHE_CMD_MAX (__VCACHE_CMD_MAX - 1)
+
+enum vcache_attr {
+	VCACHE_A_UNSPEC,
+	VCACHE_A_NAME,		/* string */
+	VCACHE_A_CACHE_DEV,	/* u64 major << 32 | minor */
+	VCACHE_A_CACHE_DISK,	/* string: vflash0, nvme0n1p3 (reply) */
+	VCACHE_A_CARD,		/* string: card serial (reply, card caches) */
+	VCACHE_A_REGION_START,	/* u64 bytes on the card (reply) */
+	VCACHE_A_CACHE_SIZE,	/* u64 bytes */
+	VCACHE_A_BLOCK_SIZE,	/* u32 bytes: 4096..65536, power of two */
+	VCACHE_A_MODE,		/* u8 enum vcache_mode */
+	VCACHE_A_REQ_MODE,	/* u8: the mode asked for (reply) */
+	VCACHE_A_POLICY,	/* u8 enum vcache_policy */
+	VCACHE_A_PARAMS,	/* nest: enum vcache_param_attr, each u64 */
+	VCACHE_A_STATE,		/* u8 enum vcache_state (reply, events) */
+	VCACHE_A_FLAGS,		/* u32 VCACHE_F_* */
+	VCACHE_A_BACKING,	/* nest: enum vcache_backing_attr */
+	VCACHE_A_STATS,		/* nest: enum vcache_stat_attr, each u64 */
+	VCACHE_A_FLUSH,		/* nest: enum vcache_flush_attr */
+	VCACHE_A_PID_LIST,	/* u8 enum vcache_pid_list */
+	VCACHE_A_PID_OP,	/* u8 enum vcache_pid_op */
+	VCACHE_A_PIDS,		/* nest of VCACHE_A_PID */
+	VCACHE_A_PID,		/* u32 */
+	VCACHE_A_PID_DEFAULT,	/* u8 enum vcache_pid_default */
+	VCACHE_A_EVENT,		/* u8 enum vcache_event */
+	VCACHE_A_ERRNO,		/* u32: a positive errno */
+	VCACHE_A_MESSAGE,	/* string */
+	VCACHE_A_PAD,
+	__VCACHE_A_MAX,
+};
+#define VCACHE_A_MAX (__VCACHE_A_MAX - 1)
+
+/* VCACHE_A_FLAGS */
+#define VCACHE_F_FLUSH		(1u << 0)	/* DELETE, DETACH */
+#define VCACHE_F_KEEP_DIRTY	(1u << 1)	/* DETACH */
+#define VCACHE_F_DISCARD_DIRTY	(1u << 2)	/* DELETE */
+#define VCACHE_F_ALL		0x7u
+
+enum vcache_backing_attr {
+	VCACHE_B_UNSPEC,
+	VCACHE_B_DEV,		/* u64 major << 32 | minor (0: waiting) */
+	VCACHE_B_IDENT,		/* string, < VCACHE_IDENT_MAX */
+	VCACHE_B_DEVNAME,	/* string: /dev/vcache/<devname> */
+	VCACHE_B_DISK,		/* string: vcache0 (reply) */
+	VCACHE_B_ID,		/* u32: the engine's id (reply) */
+	VCACHE_B_STATE,		/* u8 enum vcache_backing_state (reply) */
+	VCACHE_B_SIZE,		/* u64 bytes (reply) */
+	VCACHE_B_DIRTY_BYTES,	/* u64 (reply) */
+	VCACHE_B_BACKING_DISK,	/* string: sdb, vda (reply) */
+	__VCACHE_B_MAX,
+};
+#define VCACHE_B_MAX (__VCACHE_B_MAX - 1)
+
+enum vcache_flush_attr {
+	VCACHE_FL_UNSPEC,
+	VCACHE_FL_TARGET,	/* u64 blocks dirty when the flush started */
+	VCACHE_FL_DONE,		/* u64 of those, clean now */
+	VCACHE_FL_REMAINING,	/* u64 dirty blocks left */
+	VCACHE_FL_RUNNING,	/* u8 0/1 */
+	VCACHE_FL_RESULT,	/* u32: 0 or a positive errno (last flush) */
+	VCACHE_FL_SEQ,		/* u32: flushes started since load */
+	VCACHE_FL_PAD,
+	__VCACHE_FL_MAX,
+};
+#define VCACHE_FL_MAX (__VCACHE_FL_MAX - 1)
+
+enum vcache_mode {
+	VCACHE_MODE_WB = 0,	/* write-back */
+	VCACHE_MODE_WT = 1,	/* write-through */
+	VCACHE_MODE_WA = 2,	/* write-around */
+	VCACHE_MODE_PT = 3,	/* pass-through */
+	VCACHE_NR_MODES
+};
+
+enum vcache_policy {
+	VCACHE_POLICY_FIFO = 0,
+	VCACHE_POLICY_LRU = 1,
+	VCACHE_NR_POLICIES
+};
+
+enum vcache_state {
+	VCACHE_STATE_RUNNING = 0,	/* every backing device attached */
+	VCACHE_STATE_WAITING = 1,	/* a backing device is missing */
+	VCACHE_STATE_DEGRADED = 2,	/* flash errors: mode lowered */
+	VCACHE_STATE_FAILED = 3,	/* flash gone: pass-through */
+	VCACHE_STATE_STOPPING = 4,
+	VCACHE_NR_STATES
+};
+
+enum vcache_backing_state {
+	VCACHE_BS_ATTACHED = 0,
+	VCACHE_BS_WAITING = 1,		/* not there yet (since load) */
+	VCACHE_BS_DETACHED_DIRTY = 2,	/* detached, dirty data kept */
+	VCACHE_NR_BSTATES
+};
+
+enum vcache_pid_list {
+	VCACHE_PID_ALLOW = 0,
+	VCACHE_PID_DENY = 1,
+};
+
+enum vcache_pid_op {
+	VCACHE_PID_ADD = 0,
+	VCACHE_PID_DEL = 1,
+	VCACHE_PID_CLEAR = 2,
+};
+
+enum vcache_pid_default {
+	VCACHE_PID_CACHE_ALL = 0,	/* cache everything except deny */
+	VCACHE_PID_CACHE_NONE = 1,	/* cache nothing except allow */
+};
+
+enum vcache_event {
+	VCACHE_EV_CREATED = 1,
+	VCACHE_EV_DELETED,
+	VCACHE_EV_LOADED,		/* came back at probe */
+	VCACHE_EV_STATE,		/* VCACHE_A_STATE changed */
+	VCACHE_EV_ATTACHED,		/* BACKING */
+	VCACHE_EV_DETACHED,		/* BACKING */
+	VCACHE_EV_SET,			/* settings changed */
+	VCACHE_EV_FLUSH_PROGRESS,	/* FLUSH, about once a second */
+	VCACHE_EV_FLUSH_DONE,		/* FLUSH (RESULT) */
+	VCACHE_EV_ERROR,		/* ERRNO, MESSAGE */
+};
+
+/*
+ * Parameters: one attribute each in VCACHE_A_PARAMS (u64), named as the
+ * engine names them (vcache-config set NAME KEY=VALUE uses these names).
+ * X(ENUM_SUFFIX, name)
+ */
+#define VCACHE_PARAMS(X)				\
+	X(DIRTY_HIGH_PCT, dirty_high_pct)		\
+	X(DIRTY_LOW_PCT, dirty_low_pct)			\
+	X(DIRTY_HIGH_BYTES, dirty_high_bytes)		\
+	X(DIRTY_LOW_BYTES, dirty_low_bytes)		\
+	X(MAX_DIRTY_AGE_MS, max_dirty_age_ms)		\
+	X(IDLE_MS, idle_ms)				\
+	X(WB_MAX_INFLIGHT, wb_max_inflight)		\
+	X(WB_MAX_IO_KIB, wb_max_io_kib)			\
+	X(CLEAN_INTERVAL_MS, clean_interval_ms)		\
+	X(SEQ_ENABLE, seq_enable)			\
+	X(SEQ_THRESHOLD_KIB, seq_threshold_kib)		\
+	X(ADMISSION, admission)				\
+	X(ADMIT_FULL_PCT, admit_full_pct)		\
+	X(PID_MODE, pid_mode)				\
+	X(COMMIT_MS, commit_ms)
+
+#define VCACHE_P_ENUM_(e, n) VCACHE_P_##e,
+enum vcache_param_attr {
+	VCACHE_P_UNSPEC,
+	VCACHE_PARAMS(VCACHE_P_ENUM_)
+	__VCACHE_P_MAX,
+};
+#undef VCACHE_P_ENUM_
+#define VCACHE_P_MAX (__VCACHE_P_MAX - 1)
+
+/*
+ * Statistics: one u64 attribute each in VCACHE_A_STATS, raw counts in
+ * base units (bytes, ns, blocks, requests).  X(ENUM_SUFFIX, name)
+ */
+#define VCACHE_STATS(X)					\
+	X(READS, reads)					\
+	X(WRITES, writes)				\
+	X(FLUSHES, flushes)				\
+	X(DISCARDS, discards)				\
+	X(WRITE_ZEROES, write_zeroes)			\
+	X(FUA_WRITES, fua_writes)			\
+	X(READ_HITS, read_hits)				\
+	X(READ_MISSES, read_misses)			\
+	X(WRITE_HITS, write_hits)			\
+	X(WRITE_MISSES, write_misses)			\
+	X(READ_BYTES, read_bytes)			\
+	X(WRITE_BYTES, write_bytes)			\
+	X(BYPASS_MODE, bypass_mode)			\
+	X(BYPASS_SEQ, bypass_seq)			\
+	X(BYPASS_PID, bypass_pid)			\
+	X(BYPASS_ADMISSION, bypass_admission)		\
+	X(BYPASS_NOSPACE, bypass_nospace)		\
+	X(BYPASS_BUSY, bypass_busy)			\
+	X(ADMITTED, admitted)				\
+	X(NOT_ADMITTED, not_admitted)			\
+	X(EVICTIONS, evictions)				\
+	X(CLEAN_WATERMARK, clean_watermark)		\
+	X(CLEAN_AGE, clean_age)				\
+	X(CLEAN_IDLE, clean_idle)			\
+	X(CLEAN_FLUSH, clean_flush)			\
+	X(CLEAN_MODE, clean_mode)			\
+	X(CLEAN_TAIL, clean_tail)			\
+	X(WB_IOS, wb_ios)				\
+	X(CACHE_READ_ERRORS, cache_read_errors)		\
+	X(CACHE_WRITE_ERRORS, cache_write_errors)	\
+	X(BACKING_READ_ERRORS, backing_read_errors)	\
+	X(BACKING_WRITE_ERRORS, backing_write_errors)	\
+	X(READ_RETRIES, read_retries)			\
+	X(LOST_BLOCKS, lost_blocks)			\
+	X(LOST_READS, lost_reads)			\
+	X(LOST_MARKED, lost_marked)			\
+	X(LOAD_BAD_SECTORS, load_bad_sectors)		\
+	X(LOAD_BAD_RECORDS, load_bad_records)		\
+	X(DEGRADATIONS, degradations)			\
+	X(FLASH_BYTES_WRITTEN, flash_bytes_written)	\
+	X(FLASH_BYTES_READ, flash_bytes_read)		\
+	X(BACKING_BYTES_WRITTEN, backing_bytes_written)	\
+	X(BACKING_BYTES_READ, backing_bytes_read)	\
+	X(BACKING_IOS, backing_ios)			\
+	X(MD_WRITES, md_writes)				\
+	X(COMMITS, commits)				\
+	X(CACHE_FLUSHES, cache_flushes)			\
+	X(NR_BLOCKS, nr_blocks)				\
+	X(VALID_BLOCKS, valid_blocks)			\
+	X(DIRTY_BLOCKS, dirty_blocks)			\
+	X(DIRTY_BYTES, dirty_bytes)			\
+	X(MEM_BYTES, mem_bytes)				\
+	X(OLDEST_DIRTY_AGE_NS, oldest_dirty_age_ns)	\
+	X(DEAD_READS, dead_reads)			\
+	X(DEAD_WRITES, dead_writes)
+
+#define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,
+enum vcache_stat_attr {
+	VCACHE_S_UNSPEC,
+	VCACHE_STATS(VCACHE_S_ENUM_)
+	VCACHE_S_PAD,
+	__VCACHE_S_MAX,
+};
+#undef VCACHE_S_ENUM_
+#define VCACHE_S_MAX (__VCACHE_S_MAX - 1)
+
+/*
+ * Exit codes of vcache-config (documented in vcache-config(8)), here so
+ * that scripts and tests share them.
+ */
+#define VCACHE_EXIT_OK		0
+#define VCACHE_EXIT_FAIL	1	/* the kernel refused or failed */
+#define VCACHE_EXIT_USAGE	2	/* bad arguments: nothing changed */
+#define VCACHE_EXIT_NOENT	3	/* no such cache or device */
+#define VCACHE_EXIT_BUSY	4	/* dirty data, device in use */
+#define VCACHE_EXIT_INTR	5	/* flush wait interrupted (Ctrl-C) */
+#define VCACHE_EXIT_NOMOD	6	/* vcache.ko not loaded */
+#define VCACHE_EXIT_PERM	7	/* needs root (CAP_SYS_ADMIN) */
+
+#endif /* _UAPI_VCACHE_NL_H */
