@@ -397,6 +397,26 @@ out:
 	return err;
 }
 
+int vc_cache_backing_info(struct vc_cache *c, u32 id,
+			  struct vc_backing_info *bi)
+{
+	struct vc_bdev_slot *b;
+
+	if (id >= VC_MAX_BACKING)
+		return -EINVAL;
+	b = &c->bdev[id];
+	vc_mutex_lock(&c->ctl_mutex);
+	vc_memset(bi, 0, sizeof(*bi));
+	bi->in_use = b->in_use;
+	bi->attached = b->dev != NULL;
+	vc_memcpy(bi->uuid, b->uuid, sizeof(bi->uuid));
+	bi->uuid[VC_UUID_LEN - 1] = 0;
+	bi->nr_sectors = b->nr_sectors;
+	bi->dirty_blocks = (u64)vc_atomic64_read(&b->nr_dirty);
+	vc_mutex_unlock(&c->ctl_mutex);
+	return b->in_use ? 0 : -ENOENT;
+}
+
 struct dev_scan {
 	struct vc_cache *c;
 	u32 id;

@@ -75,6 +75,42 @@ static inline void vcd_fill_queue_limits(struct queue_limits *lim,
 }
 #endif
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+static inline void vcd_set_queue_features(struct request_queue *q,
+					  const struct vcd_limits *l)
+{
+}
+#else
+/* Before 6.11 these were queue flags, set after allocation. */
+static inline void vcd_set_queue_features(struct request_queue *q,
+					  const struct vcd_limits *l)
+{
+	blk_queue_write_cache(q, l->write_cache, l->fua);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+}
+#endif
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 9, 0)
+/* Before 6.9 the limits were set on the queue after allocation. */
+static inline void vcd_set_queue_limits(struct request_queue *q,
+					const struct vcd_limits *l)
+{
+	blk_queue_logical_block_size(q, l->lba_size);
+	blk_queue_physical_block_size(q, l->phys_block_size);
+	blk_queue_io_min(q, l->phys_block_size);
+	blk_queue_max_hw_sectors(q, l->max_hw_sectors);
+	blk_queue_max_segments(q, l->max_segments);
+	blk_queue_max_segment_size(q, l->max_segment_size);
+	if (l->discard_granularity) {
+		q->limits.discard_granularity = l->discard_granularity;
+		blk_queue_max_discard_sectors(q, l->max_discard_sectors);
+	}
+	blk_queue_max_write_zeroes_sectors(q, l->max_write_zeroes_sectors);
+	vcd_set_queue_features(q, l);
+}
+#endif
+
 /**
  * vcd_alloc_disk - allocate a blk-mq disk with the card's queue limits
  * @set: tag set of the card
@@ -95,32 +131,38 @@ static inline struct gendisk *vcd_alloc_disk(struct blk_mq_tag_set *set,
 	disk = blk_mq_alloc_disk(set, &lim, queuedata);
 	if (IS_ERR(disk))
 		return disk;
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
-	blk_queue_write_cache(disk->queue, l->write_cache, l->fua);
-	blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
-	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, disk->queue);
-#endif
+	vcd_set_queue_features(disk->queue, l);
 #else
-	struct request_queue *q;
-
 	disk = blk_mq_alloc_disk(set, queuedata);
 	if (IS_ERR(disk))
 		return disk;
-	q = disk->queue;
-	blk_queue_logical_block_size(q, l->lba_size);
-	blk_queue_physical_block_size(q, l->phys_block_size);
-	blk_queue_io_min(q, l->phys_block_size);
-	blk_queue_max_hw_sectors(q, l->max_hw_sectors);
-	blk_queue_max_segments(q, l->max_segments);
-	blk_queue_max_segment_size(q, l->max_segment_size);
-	if (l->discard_granularity) {
-		q->limits.discard_granularity = l->discard_granularity;
-		blk_queue_max_discard_sectors(q, l->max_discard_sectors);
-	}
-	blk_queue_max_write_zeroes_sectors(q, l->max_write_zeroes_sectors);
-	blk_queue_write_cache(q, l->write_cache, l->fua);
-	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
-	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+	vcd_set_queue_limits(disk->queue, l);
+#endif
+	return disk;
+}
+
+/**
+ * vcd_alloc_bio_disk - allocate a bio-based disk (the cached device)
+ * @l: limits (max_segments etc. as for vcd_alloc_disk)
+ *
+ * Returns the disk (non-rotational, no entropy contribution) or an ERR_PTR.
+ */
+static inline struct gendisk *vcd_alloc_bio_disk(const struct vcd_limits *l)
+{
+	struct gendisk *disk;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	struct queue_limits lim = { };
+
+	vcd_fill_queue_limits(&lim, l);
+	disk = blk_alloc_disk(&lim, NUMA_NO_NODE);
+	if (IS_ERR(disk))
+		return disk;
+	vcd_set_queue_features(disk->queue, l);
+#else
+	disk = blk_alloc_disk(NUMA_NO_NODE);
+	if (!disk)
+		return ERR_PTR(-ENOMEM);
+	vcd_set_queue_limits(disk->queue, l);
 #endif
 	return disk;
 }

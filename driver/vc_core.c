@@ -7,7 +7,10 @@
  * driver.  They start in table order and stop in reverse order; a failing
  * init unwinds the ones before it.  A subsystem that uses cards (the
  * stacking API, vcache_stack.h) goes after the card driver, so that it
- * stops, releasing its cards, before the card driver does.
+ * stops, releasing its cards, before the card driver does: the cached
+ * devices (cached/) come last, the netlink family before them so that
+ * the events of caches brought back at load have a family to go out on
+ * (a command arriving before the cached devices started finds no cache).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,6 +19,8 @@
 
 #include "vcache_pci.h"
 #include "vc_engine.h"
+#include "cached/vcc.h"
+#include "netlink/vc_nl.h"
 
 struct vcd_subsys {
 	const char *name;
@@ -26,6 +31,8 @@ struct vcd_subsys {
 static const struct vcd_subsys vcd_subsystems[] = {
 	{ "cache engine", vc_engine_init, vc_engine_exit },
 	{ "card driver", vcd_pci_init, vcd_pci_exit },
+	{ "netlink family", vcnl_init, vcnl_exit },
+	{ "cached devices", vcc_init, vcc_exit },
 };
 
 static void vcd_exit_from(int n)
@@ -58,6 +65,7 @@ static void __exit vcd_exit(void)
 module_init(vcd_init);
 module_exit(vcd_exit);
 
-MODULE_DESCRIPTION("vcache flash card driver");
+MODULE_DESCRIPTION("vcache flash card driver and cached block devices");
+MODULE_ALIAS_GENL_FAMILY(VCACHE_GENL_NAME);
 MODULE_AUTHOR("vcache developers");
 MODULE_LICENSE("GPL");

@@ -128,6 +128,23 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 		    const char *uuid, u32 *id);
 
+/* What the cache knows of backing slot @id (vc_cache_backing_info()). */
+struct vc_backing_info {
+	bool in_use;		/* slot recorded on flash */
+	bool attached;		/* a vc_dev is attached now */
+	char uuid[VC_UUID_LEN];	/* its identity, NUL terminated */
+	u64 nr_sectors;		/* size when it was attached */
+	u64 dirty_blocks;	/* its blocks dirty now */
+};
+
+/*
+ * Fill @bi for slot @id: 0, -ENOENT (slot unused: @bi says so), -EINVAL.
+ * After vc_cache_load() the slots in use but not attached are the backing
+ * devices the cache waits for (their dirty blocks are kept).
+ */
+int vc_cache_backing_info(struct vc_cache *c, u32 id,
+			  struct vc_backing_info *bi);
+
 /* vc_cache_detach() flags */
 #define VC_DETACH_FORCE	(1u << 0)	/* drop dirty blocks (counted lost) */
 /*

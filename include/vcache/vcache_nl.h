@@ -88,7 +88,10 @@ enum vcache_cmd {
 	 * alone sets the default (then PID_LIST/PID_OP are not given).
 	 */
 	VCACHE_CMD_PID_SET,
-	/* NAME.  Reply: PID_DEFAULT and a PIDS nest per list (PID_LIST). */
+	/*
+	 * NAME.  Reply: NAME, PID_DEFAULT, then for the allow and the deny
+	 * list: PID_LIST followed by the PIDS nest of that list.
+	 */
 	VCACHE_CMD_PID_GET,
 	/*
 	 * A block device appeared (udev): BACKING (DEV, IDENT).  If a cache
@@ -316,9 +319,7 @@ enum vcache_param_attr {
 	X(DIRTY_BLOCKS, dirty_blocks)			\
 	X(DIRTY_BYTES, dirty_bytes)			\
 	X(MEM_BYTES, mem_bytes)				\
-	X(OLDEST_DIRTY_AGE_NS, oldest_dirty_age_ns)	\
-	X(DEAD_READS, dead_reads)			\
-	X(DEAD_WRITES, dead_writes)
+	X(OLDEST_DIRTY_AGE_NS, oldest_dirty_age_ns)
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,
 enum vcache_stat_attr {

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The cached block device layer of vcache.ko: caches (an engine instance
+ * on flash: a card region or any block device) and cached devices
+ * (/dev/vcacheN, one per backing device).  Used by the netlink control
+ * plane (driver/netlink/) and by sysfs and /proc.
+ *
+ * Locking: vcc_lock (a mutex) serialises every control operation (create,
+ * delete, attach, detach, set, flush start, restore at card probe, card
+ * removal) and protects the list of caches and each cache's devs[].  The
+ * I/O path takes no lock of this layer: a cached device's bios hold a
+ * percpu reference (vcc_dev.active) that detach kills and waits for.
+ */
+#ifndef VCC_H
+#define VCC_H
+
+#include <linux/blkdev.h>
+#include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/percpu-refcount.h>
+
+#include <vcache/vcache_nl.h>
+
+#include "compat.h"
+#include "vc_engine.h"
+#include "vc_linux.h"
+#include "vcache_stack.h"
+
+extern struct mutex vcc_lock;
+
+struct vcc_cache;
+
+/* A cached device: one backing device served through a cache. */
+struct vcc_dev {
+	struct vcc_cache *cache;
+	u32 id;				/* the engine's backing id */
+	char devname[VCACHE_NAME_MAX];	/* /dev/vcache/<devname> */
+	char ident[VCACHE_IDENT_MAX];
+	enum vcache_backing_state state;
+	u64 size;			/* bytes, when attached */
+
+	struct vcd_bdev_handle bh;	/* backing, held exclusively */
+	struct vc_linux_dev ld;
+	char bdev_name[BDEVNAME_SIZE];
+
+	struct gendisk *disk;		/* /dev/vcacheN while attached */
+	int index;			/* N */
+	struct percpu_ref active;	/* bios in flight */
+	struct completion drained;
+	struct kobject kobj;		/* /sys/block/vcacheN/vcache */
+	bool kobj_added;
+};
+
+/* The settings kept with a card cache's region (vcc_conf.c). */
+struct vcc_conf_dev {
+	bool in_use;
+	char devname[VCACHE_NAME_MAX];
+	char ident[VCACHE_IDENT_MAX];
+};
+
+struct vcc_cache {
+	struct list_head node;		/* vcc_caches, vcc_lock */
+	char name[VCACHE_NAME_MAX];
+	enum vcache_state state;
+
+	/* flash: a card region, or a block device opened exclusively */
+	struct vcd_card *card;
+	struct vcd_region *region;
+	struct vcd_bdev_handle fh;
+	struct block_device *fbdev;
+	char flash_name[BDEVNAME_SIZE];
+	dev_t flash_devt;		/* what the user named */
+	u64 region_start, size;		/* bytes */
+	struct vc_linux_dev flash;
+	struct vc_cache *engine;
+	u32 block_size;
+
+	struct vcc_dev *devs[VC_MAX_BACKING];
+	struct vcc_conf_dev conf[VC_MAX_BACKING];
+
+	/* background flush started by VCACHE_CMD_FLUSH */
+	u32 flush_seq;
+	int flush_result;
+	bool flush_running;
+	struct delayed_work flush_work;	/* progress events */
+
+	struct proc_dir_entry *proc;
+};
+
+/* vcc_cache.c: caches */
+/* Set @ext's message (may be NULL) to a formatted one of any length. */
+__printf(2, 3)
+void vcc_errmsg(struct netlink_ext_ack *ext, const char *fmt, ...);
+int vcc_init(void);
+void vcc_exit(void);
+struct vcc_cache *vcc_find(const char *name);
+/* Iterate the caches (vcc_lock held). */
+struct vcc_cache *vcc_first(void);
+struct vcc_cache *vcc_next(struct vcc_cache *c);
+
+struct vcc_create_args {
+	const char *name;
+	dev_t cache_devt;
+	u64 size;			/* 0: all */
+	struct vc_cache_config cfg;
+	dev_t backing_devt;
+	const char *ident;
+	const char *devname;		/* NULL: the cache's name */
+};
+
+int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext);
+int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext);
+int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
+	       const char *devname, struct netlink_ext_ack *ext);
+int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
+	       struct netlink_ext_ack *ext);
+int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext);
+int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
+		    struct netlink_ext_ack *ext);
+void vcc_flush_cancel(struct vcc_cache *c);
+/* Settings of a SET, validated and applied as a whole. */
+struct vcc_settings {
+	int mode;			/* -1: unchanged */
+	int policy;
+	bool has[VC_NR_PARAMS];
+	u64 v[VC_NR_PARAMS];
+};
+int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
+	    struct netlink_ext_ack *ext);
+u64 vcc_dev_dirty_bytes(struct vcc_cache *c, u32 id);
+struct vcc_dev *vcc_find_dev(struct vcc_cache *c, const char *devname,
+			     dev_t devt);
+int vcc_save_conf(struct vcc_cache *c);
+
+/* vcc_disk.c: the cached block device */
+int vcc_disk_init(void);
+void vcc_disk_exit(void);
+int vcc_dev_start(struct vcc_dev *d);
+void vcc_dev_stop(struct vcc_dev *d);
+
+/* vcc_sysfs.c: sysfs and /proc */
+int vcc_proc_init(void);
+void vcc_proc_exit(void);
+void vcc_proc_add(struct vcc_cache *c);
+void vcc_proc_del(struct vcc_cache *c);
+int vcc_sysfs_add(struct vcc_dev *d);
+void vcc_sysfs_del(struct vcc_dev *d);
+const char *vcc_state_name(enum vcache_state s);
+const char *vcc_bstate_name(enum vcache_backing_state s);
+
+/* netlink events (driver/netlink/vc_nl.c) */
+void vcnl_event(struct vcc_cache *c, enum vcache_event ev,
+		const struct vcc_dev *d, int err, const char *msg);
+
+#endif /* VCC_H */

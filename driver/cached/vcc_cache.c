@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * caches and their backing devices: create, delete, attach, detach,
+ * hotplug, settings, flush, and the one teardown of a cache.
+ */
+#define pr_fmt(fmt) "vcache: " fmt
+
+#include <linux/ctype.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "vcc.h"
+#include "vcc_card.h"
+
+DEFINE_MUTEX(vcc_lock);
+static LIST_HEAD(vcc_caches);
+static bool vcc_ready;		/* vcc_lock: between init and exit */
+
+/*
+ * extack messages that name the device, its state and the fix are longer
+ * than the kernel's formatted ones (80 bytes, and 6.1 has none): a ring
+ * of buffers that outlive the command (its ack is sent right after it).
+ */
+#define VCC_MSG_RING	32
+#define VCC_MSG_LEN	256
+static char vcc_msgs[VCC_MSG_RING][VCC_MSG_LEN];
+static atomic_t vcc_msg_next = ATOMIC_INIT(0);
+
+void vcc_errmsg(struct netlink_ext_ack *ext, const char *fmt, ...)
+{
+	va_list ap;
+	char *buf;
+
+	if (!ext)
+		return;
+	buf = vcc_msgs[(unsigned int)atomic_inc_return(&vcc_msg_next) %
+		       VCC_MSG_RING];
+	va_start(ap, fmt);
+	vsnprintf(buf, VCC_MSG_LEN, fmt, ap);
+	va_end(ap);
+	ext->_msg = buf;
+}
+
+const char *vcc_state_name(enum vcache_state s)
+{
+	static const char * const names[] = {
+		[VCACHE_STATE_RUNNING] = "running",
+		[VCACHE_STATE_WAITING] = "waiting",
+		[VCACHE_STATE_DEGRADED] = "degraded",
+		[VCACHE_STATE_FAILED] = "failed",
+		[VCACHE_STATE_STOPPING] = "stopping",
+	};
+
+	return (unsigned int)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *vcc_bstate_name(enum vcache_backing_state s)
+{
+	static const char * const names[] = {
+		[VCACHE_BS_ATTACHED] = "attached",
+		[VCACHE_BS_WAITING] = "waiting",
+		[VCACHE_BS_DETACHED_DIRTY] = "detached-dirty",
+	};
+
+	return (unsigned int)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+/* Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -. */
+bool vcc_valid_name(const char *s)
+{
+	size_t i, n = strnlen(s, VCACHE_NAME_MAX);
+
+	if (!n || n >= VCACHE_NAME_MAX || s[0] == '.' || s[0] == '-')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum(s[i]) && !strchr("_.-", s[i]))
+			return false;
+	return true;
+}
+
+/* Identities: printable ASCII without spaces, 1..VCACHE_IDENT_MAX-1. */
+static bool vcc_valid_ident(const char *s)
+{
+	size_t i, n = strnlen(s, VCACHE_IDENT_MAX);
+
+	if (!n || n >= VCACHE_IDENT_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isgraph(s[i]))
+			return false;
+	return true;
+}
+
+struct vcc_cache *vcc_find(const char *name)
+{
+	struct vcc_cache *c;
+
+	lockdep_assert_held(&vcc_lock);
+	list_for_each_entry(c, &vcc_caches, node)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+struct vcc_cache *vcc_first(void)
+{
+	lockdep_assert_held(&vcc_lock);
+	return list_first_entry_or_null(&vcc_caches, struct vcc_cache, node);
+}
+
+struct vcc_cache *vcc_next(struct vcc_cache *c)
+{
+	lockdep_assert_held(&vcc_lock);
+	if (list_is_last(&c->node, &vcc_caches))
+		return NULL;
+	return list_next_entry(c, node);
+}
+
+/* A cached device named @devname anywhere, or NULL. */
+static struct vcc_dev *vcc_find_devname(const char *devname)
+{
+	struct vcc_cache *c;
+	int i;
+
+	list_for_each_entry(c, &vcc_caches, node)
+		for (i = 0; i < VC_MAX_BACKING; i++)
+			if (c->devs[i] && !strcmp(c->devs[i]->devname, devname))
+				return c->devs[i];
+	return NULL;
+}
+
+/* Is @devt the flash or a backing device of any cache? */
+static bool vcc_devt_in_use(dev_t devt)
+{
+	struct vcc_cache *c;
+	int i;
+
+	list_for_each_entry(c, &vcc_caches, node) {
+		if (c->flash_devt == devt)
+			return true;
+		for (i = 0; i < VC_MAX_BACKING; i++)
+			if (c->devs[i] && c->devs[i]->bh.bdev &&
+			    c->devs[i]->bh.bdev->bd_dev == devt)
+				return true;
+	}
+	return false;
+}
+
+struct vcc_dev *vcc_find_dev(struct vcc_cache *c, const char *devname,
+			     dev_t devt)
+{
+	int i;
+
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		struct vcc_dev *d = c->devs[i];
+
+		if (!d)
+			continue;
+		if (devname && !strcmp(d->devname, devname))
+			return d;
+		if (!devname && devt && d->bh.bdev && d->bh.bdev->bd_dev == devt)
+			return d;
+	}
+	return NULL;
+}
+
+u64 vcc_dev_dirty_bytes(struct vcc_cache *c, u32 id)
+{
+	struct vc_backing_info bi;
+
+	if (!c->engine || vc_cache_backing_info(c->engine, id, &bi))
+		return 0;
+	return bi.dirty_blocks * c->block_size;
+}
+
+u32 vcc_engine_block_size(struct vcc_cache *c)
+{
+	struct vc_stats *st = kmalloc(sizeof(*st), GFP_KERNEL);
+	u32 bs = c->block_size;
+
+	if (st && c->engine) {
+		vc_cache_get_stats(c->engine, st);
+		bs = (u32)st->block_size;
+	}
+	kfree(st);
+	return bs;
+}
+
+static u64 vcc_dirty_bytes(struct vcc_cache *c)
+{
+	struct vc_stats *st;
+	u64 v = 0;
+
+	if (!c->engine)
+		return 0;
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return 0;
+	vc_cache_get_stats(c->engine, st);
+	v = st->dirty_blocks * c->block_size;
+	kfree(st);
+	return v;
+}
+
+/* ------------------------------------------------------------ backing */
+static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
+				     const char *ident)
+{
+	struct vcc_dev *d = kzalloc_obj(*d, GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	d->cache = c;
+	strscpy(d->devname, devname, sizeof(d->devname));
+	strscpy(d->ident, ident, sizeof(d->ident));
+	d->state = VCACHE_BS_WAITING;
+	return d;
+}
+
+/*
+ * Open @devt exclusively as @d's backing device, attach it to the engine
+ * and create its cached device.  On failure @d is as before (waiting).
+ */
+static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
+			struct netlink_ext_ack *ext)
+{
+	struct vcc_cache *c = d->cache;
+	u32 id;
+	int err;
+
+	if (c->flash_devt == devt || (c->fbdev && c->fbdev->bd_dev == devt) ||
+	    vcd_card_is_disk(devt)) {
+		vcc_errmsg(ext, "%d:%d is a vcache card or the cache's own flash; a backing device must be another disk",
+			MAJOR(devt), MINOR(devt));
+		return -EINVAL;
+	}
+	err = vcd_bdev_open_excl(devt, d, &d->bh);
+	if (err) {
+		vcc_errmsg(ext, "cannot open backing device %d:%d exclusively (error %d): is it mounted or in use?",
+			MAJOR(devt), MINOR(devt), err);
+		return err;
+	}
+	snprintf(d->bdev_name, sizeof(d->bdev_name), "%pg", d->bh.bdev);
+	if (bdev_logical_block_size(d->bh.bdev) > c->block_size) {
+		vcc_errmsg(ext, "%s has %u-byte sectors, larger than the cache block size %u",
+			d->bdev_name, bdev_logical_block_size(d->bh.bdev),
+			c->block_size);
+		err = -EINVAL;
+		goto out_close;
+	}
+	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
+	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);
+	if (err) {
+		if (err == -EINVAL)
+			vcc_errmsg(ext, "%s is smaller than the data cached for identity %s",
+				d->bdev_name, d->ident);
+		else if (err == -ENOSPC)
+			vcc_errmsg(ext, "cache %s has %d backing devices already",
+				c->name, VC_MAX_BACKING);
+		else
+			vcc_errmsg(ext, "cache %s cannot record %s on its flash (error %d)",
+				c->name, d->bdev_name, err);
+		goto out_close;
+	}
+	d->id = id;
+	d->size = bdev_nr_bytes(d->bh.bdev);
+	err = vcc_dev_start(d);
+	if (err) {
+		vcc_errmsg(ext, "cannot create the cached device of %s (error %d)",
+			d->bdev_name, err);
+		vc_cache_detach(c->engine, id, 0);
+		goto out_close;
+	}
+	d->state = VCACHE_BS_ATTACHED;
+	pr_info("%s: %s (%s) attached as %s\n", c->name, d->bdev_name,
+		d->ident, d->disk->disk_name);
+	return 0;
+
+out_close:
+	vcd_bdev_close(&d->bh);
+	return err;
+}
+
+/* Stop @d's cached device and let go of its backing device. */
+static void vcc_dev_unplug(struct vcc_dev *d)
+{
+	vcc_dev_stop(d);
+	if (d->bh.bdev)
+		vcd_bdev_close(&d->bh);
+	d->state = VCACHE_BS_WAITING;
+}
+
+static bool vcc_dev_open(struct vcc_dev *d)
+{
+	return d->disk && disk_openers(d->disk) > 0;
+}
+
+static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
+{
+	struct vcc_conf_dev *cd = &c->conf[d->id];
+
+	cd->in_use = true;
+	strscpy(cd->devname, d->devname, sizeof(cd->devname));
+	strscpy(cd->ident, d->ident, sizeof(cd->ident));
+}
+
+/* ---------------------------------------------------------- teardown */
+/*
+ * The one teardown of a cache, used by delete, card removal, a failed
+ * create and module unload: stop every cached device (their bios drain),
+ * shut the engine down (records and the clean flag written; with
+ * @flush_flags VC_SHUTDOWN_FLUSH after writing everything back), free the
+ * devices, close the flash.  The cache is unlisted; the caller frees it.
+ */
+static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
+{
+	int i, err = 0;
+
+	c->state = VCACHE_STATE_STOPPING;
+	if (c->engine)
+		vc_cache_flush_cancel(c->engine);
+	cancel_delayed_work_sync(&c->flush_work);
+	vcc_proc_del(c);
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i])
+			vcc_dev_stop(c->devs[i]);
+	if (c->engine) {
+		err = vc_cache_shutdown(c->engine, shutdown_flags);
+		c->engine = NULL;
+	}
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (!c->devs[i])
+			continue;
+		if (c->devs[i]->bh.bdev)
+			vcd_bdev_close(&c->devs[i]->bh);
+		kfree(c->devs[i]);
+		c->devs[i] = NULL;
+	}
+	vcc_flash_close(c);
+	if (!list_empty(&c->node))
+		list_del_init(&c->node);
+	return err;
+}
+
+void vcc_free(struct vcc_cache *c)
+{
+	if (c->card)
+		vcd_card_put(c->card);
+	kfree(c);
+}
+
+static void vcc_flush_work(struct work_struct *w);
+
+struct vcc_cache *vcc_alloc(const char *name)
+{
+	struct vcc_cache *c = kzalloc_obj(*c, GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	strscpy(c->name, name, sizeof(c->name));
+	INIT_LIST_HEAD(&c->node);
+	INIT_DELAYED_WORK(&c->flush_work, vcc_flush_work);
+	return c;
+}
+
+/* Make @c visible (listed, /proc); the cache's state from its devices. */
+void vcc_publish(struct vcc_cache *c)
+{
+	int i;
+
+	c->state = VCACHE_STATE_RUNNING;
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i] && c->devs[i]->state != VCACHE_BS_ATTACHED)
+			c->state = VCACHE_STATE_WAITING;
+	list_add_tail(&c->node, &vcc_caches);
+	vcc_proc_add(c);
+}
+
+/* Recompute the state after a device came or went. */
+static void vcc_update_state(struct vcc_cache *c)
+{
+	enum vcache_state old = c->state;
+
+	if (c->state == VCACHE_STATE_FAILED ||
+	    c->state == VCACHE_STATE_STOPPING)
+		return;
+	c->state = VCACHE_STATE_RUNNING;
+	if (c->engine && vc_cache_get_mode(c->engine) !=
+	    vc_cache_get_requested_mode(c->engine))
+		c->state = VCACHE_STATE_DEGRADED;
+	for (int i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i] && c->devs[i]->state != VCACHE_BS_ATTACHED)
+			c->state = VCACHE_STATE_WAITING;
+	if (c->state != old)
+		vcnl_event(c, VCACHE_EV_STATE, NULL, 0, NULL);
+}
+
+/* ------------------------------------------------------------ create */
+int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
+{
+	const char *devname = a->devname ? a->devname : a->name;
+	struct vcc_cache *c;
+	struct vcc_dev *d;
+	int err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!vcc_ready)
+		return -EAGAIN;
+	if (!vcc_valid_name(a->name) || !vcc_valid_name(devname)) {
+		vcc_errmsg(ext, "bad name: use 1-%d characters of A-Z a-z 0-9 _ . - (not starting with . or -)",
+			VCACHE_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	if (!vcc_valid_ident(a->ident)) {
+		vcc_errmsg(ext, "bad backing identity: 1-%d printable characters without spaces",
+			VCACHE_IDENT_MAX - 1);
+		return -EINVAL;
+	}
+	if (vcc_find(a->name)) {
+		vcc_errmsg(ext, "a cache named %s exists", a->name);
+		return -EEXIST;
+	}
+	if (vcc_find_devname(devname)) {
+		vcc_errmsg(ext, "a cached device named %s exists", devname);
+		return -EEXIST;
+	}
+	if (a->cache_devt == a->backing_devt) {
+		vcc_errmsg(ext, "the cache device and the backing device are the same");
+		return -EINVAL;
+	}
+	if (vcc_devt_in_use(a->cache_devt) || vcc_devt_in_use(a->backing_devt)) {
+		vcc_errmsg(ext, "the device is used by another cache already");
+		return -EBUSY;
+	}
+	c = vcc_alloc(a->name);
+	if (!c)
+		return -ENOMEM;
+	c->block_size = a->cfg.block_size;
+	err = vcc_flash_open_new(c, a->cache_devt, a->size, ext);
+	if (err)
+		goto out_free;
+	err = vc_cache_create(&c->flash.dev, &a->cfg, &c->engine);
+	if (err) {
+		vcc_errmsg(ext, "cannot format the cache on %s (error %d)",
+			c->flash_name, err);
+		goto out_teardown;
+	}
+	d = vcc_dev_alloc(c, devname, a->ident);
+	err = -ENOMEM;
+	if (!d)
+		goto out_teardown;
+	err = vcc_dev_plug(d, a->backing_devt, ext);
+	if (err) {
+		kfree(d);
+		goto out_teardown;
+	}
+	c->devs[d->id] = d;
+	vcc_conf_set_dev(c, d);
+	err = vcc_save_conf(c);
+	if (err) {
+		vcc_errmsg(ext, "cannot record cache %s in the card's table (error %d)",
+			c->name, err);
+		goto out_teardown;
+	}
+	vcc_publish(c);
+	pr_info("%s: created on %s (%llu MiB, %u-byte blocks, %s)\n", c->name,
+		c->flash_name, c->size >> 20, c->block_size,
+		vc_mode_name(a->cfg.mode));
+	vcnl_event(c, VCACHE_EV_CREATED, NULL, 0, NULL);
+	return 0;
+
+out_teardown:
+	vcc_teardown(c, 0);
+	vcc_flash_forget(c);
+out_free:
+	vcc_free(c);
+	return err;
+}
+
+/* ------------------------------------------------------------ delete */
+static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
+			    const char *flagname, struct netlink_ext_ack *ext)
+{
+	vcc_errmsg(ext, "%s has %llu bytes of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
+		what, dirty, c->name, flagname);
+	return -EBUSY;
+}
+
+int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
+{
+	u64 dirty;
+	int i, err;
+
+	lockdep_assert_held(&vcc_lock);
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (c->devs[i] && vcc_dev_open(c->devs[i])) {
+			vcc_errmsg(ext, "/dev/%s (%s) is open or mounted: close it first",
+				c->devs[i]->disk->disk_name,
+				c->devs[i]->devname);
+			return -EBUSY;
+		}
+	}
+	if (c->engine && (flags & VCACHE_F_FLUSH)) {
+		err = vc_cache_flush(c->engine, VC_DEV_ID_ALL, NULL, NULL);
+		if (err) {
+			vcc_errmsg(ext, "cache %s: write-back failed (error %d); nothing deleted",
+				c->name, err);
+			return err;
+		}
+	}
+	dirty = vcc_dirty_bytes(c);
+	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY))
+		return vcc_refuse_dirty(c, dirty, c->name, "--discard-dirty",
+					ext);
+	for (i = 0; i < VC_MAX_BACKING && c->engine; i++) {
+		if (!c->devs[i])
+			continue;
+		vcc_dev_stop(c->devs[i]);
+		if (dirty)
+			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
+	}
+	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
+	err = vcc_teardown(c, 0);
+	if (!err)
+		err = vcc_flash_forget(c);
+	pr_info("%s: deleted%s\n", c->name,
+		dirty ? " (dirty data discarded)" : "");
+	vcc_free(c);
+	return err;
+}
+
+/* ------------------------------------------------------ attach/detach */
+int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
+	       const char *devname, struct netlink_ext_ack *ext)
+{
+	char name[VCACHE_NAME_MAX];
+	struct vcc_dev *d;
+	int i, err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!c->engine || c->state == VCACHE_STATE_FAILED) {
+		vcc_errmsg(ext, "cache %s is %s: cannot attach", c->name,
+			vcc_state_name(c->state));
+		return -EIO;
+	}
+	if (!vcc_valid_ident(ident)) {
+		vcc_errmsg(ext, "bad backing identity");
+		return -EINVAL;
+	}
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		d = c->devs[i];
+		if (d && !strcmp(d->ident, ident)) {
+			if (d->state == VCACHE_BS_ATTACHED) {
+				vcc_errmsg(ext, "%s is attached to %s already as %s",
+					ident, c->name, d->devname);
+				return -EEXIST;
+			}
+			/* a waiting device came back */
+			err = vcc_dev_plug(d, devt, ext);
+			if (!err) {
+				vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
+				vcc_update_state(c);
+			}
+			return err;
+		}
+	}
+	if (vcc_devt_in_use(devt)) {
+		vcc_errmsg(ext, "%d:%d is used by a cache already", MAJOR(devt),
+			MINOR(devt));
+		return -EBUSY;
+	}
+	if (!devname) {
+		for (i = 1; i < 100; i++) {
+			snprintf(name, sizeof(name), "%.*s-%d",
+				 VCACHE_NAME_MAX - 5, c->name, i);
+			if (!vcc_find_devname(name))
+				break;
+		}
+		devname = name;
+	}
+	if (!vcc_valid_name(devname)) {
+		vcc_errmsg(ext, "bad cached device name %s", devname);
+		return -EINVAL;
+	}
+	if (vcc_find_devname(devname)) {
+		vcc_errmsg(ext, "a cached device named %s exists", devname);
+		return -EEXIST;
+	}
+	d = vcc_dev_alloc(c, devname, ident);
+	if (!d)
+		return -ENOMEM;
+	err = vcc_dev_plug(d, devt, ext);
+	if (err) {
+		kfree(d);
+		return err;
+	}
+	c->devs[d->id] = d;
+	vcc_conf_set_dev(c, d);
+	err = vcc_save_conf(c);
+	if (err)
+		pr_warn("%s: cannot record %s in the card's table (error %d)\n",
+			c->name, devname, err);
+	vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
+	vcc_update_state(c);
+	return 0;
+}
+
+int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
+	       struct netlink_ext_ack *ext)
+{
+	u64 dirty;
+	int err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (flags & VCACHE_F_KEEP_DIRTY) {
+		vcc_errmsg(ext, "--keep-dirty is not supported yet: flush %s first (vcache-config flush %s --backing ...) or use --flush",
+			d->devname, c->name);
+		return -EOPNOTSUPP;
+	}
+	if (vcc_dev_open(d)) {
+		vcc_errmsg(ext, "/dev/%s (%s) is open or mounted: close it first",
+			d->disk->disk_name, d->devname);
+		return -EBUSY;
+	}
+	if (d->state == VCACHE_BS_ATTACHED && (flags & VCACHE_F_FLUSH)) {
+		err = vc_cache_flush(c->engine, d->id, NULL, NULL);
+		if (err) {
+			vcc_errmsg(ext, "%s: write-back failed (error %d); still attached",
+				d->devname, err);
+			return err;
+		}
+	}
+	dirty = vcc_dev_dirty_bytes(c, d->id);
+	if (dirty)
+		return vcc_refuse_dirty(c, dirty, d->devname,
+					"--keep-dirty", ext);
+	vcc_dev_stop(d);
+	if (c->engine) {
+		err = vc_cache_detach(c->engine, d->id, 0);
+		if (err) {
+			vcc_errmsg(ext, "%s: the cache cannot record the detach (error %d); its disk is gone, the device stays reserved",
+				d->devname, err);
+			vcc_dev_unplug(d);
+			vcc_update_state(c);
+			return err;
+		}
+	}
+	if (d->bh.bdev)
+		vcd_bdev_close(&d->bh);
+	memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
+	c->devs[d->id] = NULL;
+	vcc_save_conf(c);
+	vcnl_event(c, VCACHE_EV_DETACHED, d, 0, NULL);
+	pr_info("%s: %s detached\n", c->name, d->devname);
+	kfree(d);
+	vcc_update_state(c);
+	return 0;
+}
+
+int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext)
+{
+	struct vcc_cache *c;
+	int i;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!vcc_ready)
+		return -EAGAIN;
+	list_for_each_entry(c, &vcc_caches, node) {
+		for (i = 0; i < VC_MAX_BACKING; i++) {
+			struct vcc_dev *d = c->devs[i];
+
+			if (d && d->state == VCACHE_BS_WAITING &&
+			    !strcmp(d->ident, ident))
+				return vcc_attach(c, devt, ident, NULL, ext);
+		}
+	}
+	return -ENOENT;
+}
+
+/* ------------------------------------------------------------ settings */
+int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
+	    struct netlink_ext_ack *ext)
+{
+	struct vc_params old;
+	int i, err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!c->engine) {
+		vcc_errmsg(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
+		return -EIO;
+	}
+	/* all or nothing: remember, apply, roll back on the first refusal */
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		old.v[i] = vc_cache_get_param(c->engine, i);
+	for (i = 0; i < VC_NR_PARAMS; i++) {
+		if (!s->has[i])
+			continue;
+		err = vc_cache_set_param(c->engine, i, s->v[i]);
+		if (err) {
+			vcc_errmsg(ext, "%s=%llu is out of range", vc_param_name(i),
+				s->v[i]);
+			goto rollback;
+		}
+	}
+	if (s->policy >= 0) {
+		err = vc_cache_set_policy(c->engine, s->policy);
+		if (err) {
+			vcc_errmsg(ext, "policy %d refused", s->policy);
+			goto rollback;
+		}
+	}
+	if (s->mode >= 0) {
+		err = vc_cache_set_mode(c->engine, s->mode);
+		if (err) {
+			vcc_errmsg(ext, err == -EIO ?
+				"cache %s cannot update its metadata (flash errors): mode stays degraded" :
+				"mode refused by cache %s", c->name);
+			goto rollback;
+		}
+	}
+	vcc_save_conf(c);
+	vcc_update_state(c);
+	vcnl_event(c, VCACHE_EV_SET, NULL, 0, NULL);
+	return 0;
+
+rollback:
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		vc_cache_set_param(c->engine, i, old.v[i]);
+	return err;
+}
+
+/* --------------------------------------------------------------- flush */
+static void vcc_flush_work(struct work_struct *w)
+{
+	struct vcc_cache *c = container_of(to_delayed_work(w),
+					   struct vcc_cache, flush_work);
+
+	if (!READ_ONCE(c->flush_running))
+		return;
+	vcnl_event(c, VCACHE_EV_FLUSH_PROGRESS, NULL, 0, NULL);
+	schedule_delayed_work(&c->flush_work, HZ);
+}
+
+static void vcc_flush_done(void *arg, int result)
+{
+	struct vcc_cache *c = arg;
+
+	c->flush_result = result;
+	WRITE_ONCE(c->flush_running, false);
+	vcnl_event(c, VCACHE_EV_FLUSH_DONE, NULL, result, NULL);
+}
+
+int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
+		    struct netlink_ext_ack *ext)
+{
+	int err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!c->engine) {
+		vcc_errmsg(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
+		return -EIO;
+	}
+	if (d && d->state != VCACHE_BS_ATTACHED) {
+		vcc_errmsg(ext, "%s is %s: its dirty data waits for it", d->devname,
+			vcc_bstate_name(d->state));
+		return -ENODEV;
+	}
+	WRITE_ONCE(c->flush_running, true);
+	c->flush_seq++;
+	err = vc_cache_flush_start(c->engine, d ? d->id : VC_DEV_ID_ALL,
+				   vcc_flush_done, c);
+	if (err) {
+		WRITE_ONCE(c->flush_running, false);
+		c->flush_seq--;
+		vcc_errmsg(ext, "cache %s: a flush is running already", c->name);
+		return err;
+	}
+	schedule_delayed_work(&c->flush_work, HZ);
+	return 0;
+}
+
+void vcc_flush_cancel(struct vcc_cache *c)
+{
+	if (c->engine)
+		vc_cache_flush_cancel(c->engine);
+}
+
+/* ------------------------------------------------------------ restore */
+/*
+ * A cache whose engine was loaded from its flash (vcc_card.c): its
+ * backing slots become cached devices waiting for their disks.
+ */
+void vcc_restore_devs(struct vcc_cache *c)
+{
+	struct vc_backing_info bi;
+	int i;
+
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		struct vcc_dev *d;
+		char name[VCACHE_NAME_MAX];
+		const char *devname = c->conf[i].devname;
+
+		if (vc_cache_backing_info(c->engine, i, &bi))
+			continue;
+		if (!c->conf[i].in_use || !vcc_valid_name(devname) ||
+		    vcc_find_devname(devname)) {
+			snprintf(name, sizeof(name), "%.*s-%d",
+				 VCACHE_NAME_MAX - 5, c->name, i);
+			devname = name;
+		}
+		d = vcc_dev_alloc(c, devname, bi.uuid);
+		if (!d)
+			continue;
+		d->id = i;
+		c->devs[i] = d;
+		vcc_conf_set_dev(c, d);
+		pr_info("%s: waiting for backing device %s (%s, %llu dirty blocks)\n",
+			c->name, bi.uuid, d->devname, bi.dirty_blocks);
+	}
+}
+
+/* Tear down every cache on @card (card going away) or all (@card NULL). */
+void vcc_stop_all(struct vcd_card *card)
+{
+	struct vcc_cache *c, *t;
+
+	mutex_lock(&vcc_lock);
+	list_for_each_entry_safe(c, t, &vcc_caches, node) {
+		if (card && c->card != card)
+			continue;
+		vcnl_event(c, VCACHE_EV_STATE, NULL, 0, "stopping");
+		vcc_teardown(c, 0);
+		pr_info("%s: stopped\n", c->name);
+		vcc_free(c);
+	}
+	mutex_unlock(&vcc_lock);
+}
+
+int vcc_init(void)
+{
+	int err;
+
+	err = vcc_disk_init();
+	if (err)
+		return err;
+	err = vcc_proc_init();
+	if (err)
+		goto out_disk;
+	mutex_lock(&vcc_lock);
+	vcc_ready = true;
+	mutex_unlock(&vcc_lock);
+	err = vcc_card_init();
+	if (err)
+		goto out_proc;
+	return 0;
+
+out_proc:
+	mutex_lock(&vcc_lock);
+	vcc_ready = false;
+	mutex_unlock(&vcc_lock);
+	vcc_proc_exit();
+out_disk:
+	vcc_disk_exit();
+	return err;
+}
+
+void vcc_exit(void)
+{
+	mutex_lock(&vcc_lock);
+	vcc_ready = false;
+	mutex_unlock(&vcc_lock);
+	vcc_card_exit();
+	vcc_stop_all(NULL);
+	vcc_proc_exit();
+	vcc_disk_exit();
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * the flash of a cache: a card region (kept in the card's space table,
+ * restored when the card is probed) or any other block device.
+ */
+#define pr_fmt(fmt) "vcache: " fmt
+
+#include <linux/crc32c.h>
+#include <linux/notifier.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "vcc_card.h"
+
+/*
+ * The conf blob of a card cache, kept by the card in the region's table
+ * entry (docs/card-space.md): the cached device names and identities of
+ * the backing devices by engine id, and the settings.  Little-endian.
+ */
+#define VCC_CONF_MAGIC		0x464e4f43u	/* "CONF" */
+#define VCC_CONF_VERSION	1
+
+struct vcc_conf_dev_disk {
+	u8 in_use;
+	u8 pad[7];
+	char devname[VCACHE_NAME_MAX];
+	char ident[VCACHE_IDENT_MAX];
+};
+
+struct vcc_conf_disk {
+	__le32 magic;
+	__le32 version;
+	__le32 crc;		/* crc32c of the blob with crc = 0 */
+	__le32 mode;
+	__le32 policy;
+	__le32 nr_params;
+	__le64 params[VC_NR_PARAMS];
+	struct vcc_conf_dev_disk dev[VC_MAX_BACKING];
+};
+
+static_assert(sizeof(struct vcc_conf_disk) <= VCD_REGION_CONF_MAX);
+
+static void vcc_conf_encode(struct vcc_cache *c, struct vcc_conf_disk *b)
+{
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->magic = cpu_to_le32(VCC_CONF_MAGIC);
+	b->version = cpu_to_le32(VCC_CONF_VERSION);
+	if (c->engine) {
+		b->mode = cpu_to_le32(vc_cache_get_requested_mode(c->engine));
+		b->policy = cpu_to_le32(vc_cache_get_policy(c->engine));
+		b->nr_params = cpu_to_le32(VC_NR_PARAMS);
+		for (i = 0; i < VC_NR_PARAMS; i++)
+			b->params[i] = cpu_to_le64(vc_cache_get_param(c->engine,
+								      i));
+	}
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		b->dev[i].in_use = c->conf[i].in_use;
+		memcpy(b->dev[i].devname, c->conf[i].devname,
+		       sizeof(b->dev[i].devname));
+		memcpy(b->dev[i].ident, c->conf[i].ident,
+		       sizeof(b->dev[i].ident));
+	}
+	b->crc = cpu_to_le32(crc32c(~0U, b, sizeof(*b)));
+}
+
+/* Decode @b into @c's conf and apply its settings to the loaded engine. */
+static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
+{
+	struct vcc_conf_disk *b;
+	u32 crc, n;
+	int i, err = -EUCLEAN;
+
+	if (len < sizeof(*b))
+		return -EUCLEAN;
+	b = kmemdup(blob, sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	crc = le32_to_cpu(b->crc);
+	b->crc = 0;
+	if (le32_to_cpu(b->magic) != VCC_CONF_MAGIC ||
+	    le32_to_cpu(b->version) != VCC_CONF_VERSION ||
+	    crc32c(~0U, b, sizeof(*b)) != crc)
+		goto out;
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		c->conf[i].in_use = b->dev[i].in_use;
+		memcpy(c->conf[i].devname, b->dev[i].devname,
+		       sizeof(c->conf[i].devname));
+		c->conf[i].devname[VCACHE_NAME_MAX - 1] = 0;
+		memcpy(c->conf[i].ident, b->dev[i].ident,
+		       sizeof(c->conf[i].ident));
+		c->conf[i].ident[VCACHE_IDENT_MAX - 1] = 0;
+	}
+	/* the engine checks every value; a refused one keeps the loaded */
+	n = min_t(u32, le32_to_cpu(b->nr_params), VC_NR_PARAMS);
+	for (i = 0; i < n; i++)
+		vc_cache_set_param(c->engine, i, le64_to_cpu(b->params[i]));
+	vc_cache_set_policy(c->engine, le32_to_cpu(b->policy));
+	vc_cache_set_mode(c->engine, le32_to_cpu(b->mode));
+	err = 0;
+out:
+	kfree(b);
+	return err;
+}
+
+int vcc_save_conf(struct vcc_cache *c)
+{
+	struct vcc_conf_disk *b;
+	int err;
+
+	if (!c->region)
+		return 0;
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	vcc_conf_encode(c, b);
+	err = vcd_region_set_conf(c->region, b, sizeof(*b));
+	kfree(b);
+	return err;
+}
+
+bool vcd_card_is_disk(dev_t devt)
+{
+	struct vcd_card *card = vcd_card_get_by_devt(devt);
+
+	if (card)
+		vcd_card_put(card);
+	return card != NULL;
+}
+
+/* ------------------------------------------------------------- open */
+static void vcc_flash_init_dev(struct vcc_cache *c, struct block_device *b,
+			       u64 size)
+{
+	vc_linux_dev_init(&c->flash, b, c->flash_name);
+	if (size && size >> SECTOR_SHIFT < c->flash.dev.nr_sectors)
+		c->flash.dev.nr_sectors = size >> SECTOR_SHIFT;
+	c->size = c->flash.dev.nr_sectors << SECTOR_SHIFT;
+	c->fbdev = b;
+}
+
+static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
+				u64 size, struct netlink_ext_ack *ext)
+{
+	struct vcd_region_info *ri;
+	struct vcc_conf_disk *b;
+	char err_msg[128] = "";
+	int err;
+
+	if (!size)
+		size = vcd_space_free(card);
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	ri = kmalloc(sizeof(*ri), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!b || !ri)
+		goto out;
+	vcc_conf_encode(c, b);
+	err = vcd_region_create(card, c->name, size, c->block_size, b,
+				sizeof(*b), &c->region, err_msg,
+				sizeof(err_msg));
+	if (err) {
+		vcc_errmsg(ext, "cannot give %llu bytes of the card to cache %s: %s (error %d)",
+			size, c->name, err_msg[0] ? err_msg : "refused", err);
+		goto out;
+	}
+	vcd_region_get_info(c->region, ri);
+	c->region_start = ri->start;
+	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
+out:
+	kfree(ri);
+	kfree(b);
+	return err;
+}
+
+int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
+		       struct netlink_ext_ack *ext)
+{
+	struct vcd_card *card = vcd_card_get_by_devt(devt);
+	int err;
+
+	c->flash_devt = devt;
+	if (card) {
+		struct vcd_card_info info;
+
+		c->card = card;
+		err = vcd_card_info(card, &info);
+		if (err || !info.live) {
+			vcc_errmsg(ext, "card %d:%d is not live", MAJOR(devt),
+				MINOR(devt));
+			return err ? err : -ENODEV;
+		}
+		snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
+		return vcc_flash_new_region(c, card, size, ext);
+	}
+	err = vcd_bdev_open_excl(devt, c, &c->fh);
+	if (err) {
+		vcc_errmsg(ext, "cannot open cache device %d:%d exclusively (error %d): is it mounted or in use?",
+			MAJOR(devt), MINOR(devt), err);
+		return err;
+	}
+	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
+	if (size > bdev_nr_bytes(c->fh.bdev)) {
+		vcc_errmsg(ext, "--size %llu is larger than %s (%llu bytes)", size,
+			c->flash_name, bdev_nr_bytes(c->fh.bdev));
+		vcd_bdev_close(&c->fh);
+		return -EINVAL;
+	}
+	vcc_flash_init_dev(c, c->fh.bdev, size);
+	return 0;
+}
+
+void vcc_flash_close(struct vcc_cache *c)
+{
+	if (c->region) {
+		vcd_region_close(c->region);
+		c->region = NULL;
+	}
+	if (c->fh.bdev)
+		vcd_bdev_close(&c->fh);
+	c->fbdev = NULL;
+}
+
+int vcc_flash_forget(struct vcc_cache *c)
+{
+	char msg[128] = "";
+	int err = 0;
+
+	if (c->card) {
+		err = vcd_region_delete(c->card, c->name, msg, sizeof(msg));
+		if (err)
+			pr_err("%s: cannot give its region back to the card: %s (error %d)\n",
+			       c->name, msg, err);
+		vcd_card_put(c->card);
+		c->card = NULL;
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------ restore */
+/* Bring back cache @ri of @card (vcc_lock held).  Failures are logged. */
+static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
+{
+	struct vcd_card_info info;
+	struct vcc_cache *c;
+	char msg[128] = "";
+	int err;
+
+	if (!vcc_valid_name(ri->name) || vcc_find(ri->name)) {
+		pr_err("card region '%.*s': bad or duplicate cache name, not loaded\n",
+		       VCD_REGION_NAME_MAX - 1, ri->name);
+		return;
+	}
+	c = vcc_alloc(ri->name);
+	if (!c || vcd_card_info(card, &info))
+		goto out_free;
+	vcd_card_get(info.serial);	/* c->card's own reference */
+	c->card = card;
+	c->flash_devt = 0;
+	snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
+	c->block_size = ri->block_size;
+	c->region_start = ri->start;
+	err = vcd_region_open(card, ri->name, &c->region);
+	if (err) {
+		pr_err("%s: cannot open its region on %s (error %d)\n",
+		       c->name, info.disk, err);
+		goto out_fail;
+	}
+	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
+	err = vc_cache_load(&c->flash.dev, 0, &c->engine, msg, sizeof(msg));
+	if (err) {
+		pr_err("%s: cannot load the cache: %s (error %d); it stays failed until deleted\n",
+		       c->name, msg, err);
+		c->engine = NULL;
+		goto out_fail;
+	}
+	c->block_size = vcc_engine_block_size(c);
+	if (vcc_conf_decode(c, ri->conf, ri->conf_len))
+		pr_warn("%s: its settings in the card's table are damaged: cached device names are made up, settings are the cache's own\n",
+			c->name);
+	vcc_restore_devs(c);
+	vcc_publish(c);
+	pr_info("%s: loaded from %s\n", c->name, info.disk);
+	vcnl_event(c, VCACHE_EV_LOADED, NULL, 0, NULL);
+	return;
+
+out_fail:
+	/* listed as failed, so that the user sees it and can delete it */
+	vcc_flash_close(c);
+	vcc_publish(c);
+	c->state = VCACHE_STATE_FAILED;
+	return;
+out_free:
+	vcc_free(c);
+}
+
+static int vcc_restore_card(struct vcd_card *card, void *arg)
+{
+	struct vcd_region_info *ri;
+	int i, n;
+
+	n = vcd_region_list(card, NULL, 0);
+	if (n <= 0)
+		return 0;
+	ri = kvmalloc_array(n, sizeof(*ri), GFP_KERNEL);
+	if (!ri)
+		return 0;
+	n = vcd_region_list(card, ri, n);
+	mutex_lock(&vcc_lock);
+	for (i = 0; i < n; i++)
+		vcc_restore_one(card, &ri[i]);
+	mutex_unlock(&vcc_lock);
+	kvfree(ri);
+	return 0;
+}
+
+/* The card failed: its caches serve what the backing devices have. */
+static void vcc_card_dead(struct vcd_card *card)
+{
+	struct vcc_cache *c;
+
+	mutex_lock(&vcc_lock);
+	for (c = vcc_first(); c; c = vcc_next(c)) {
+		if (c->card != card || c->state == VCACHE_STATE_FAILED)
+			continue;
+		c->state = VCACHE_STATE_FAILED;
+		pr_err("%s: its card failed: clean data is read from the backing devices, data only on flash is lost\n",
+		       c->name);
+		vcnl_event(c, VCACHE_EV_STATE, NULL, ENODEV, "card failed");
+	}
+	mutex_unlock(&vcc_lock);
+}
+
+static int vcc_card_event(struct notifier_block *nb, unsigned long ev,
+			  void *data)
+{
+	struct vcd_card *card = data;
+
+	switch (ev) {
+	case VCD_CARD_UP:
+		vcc_restore_card(card, NULL);
+		break;
+	case VCD_CARD_GOING:
+		vcc_stop_all(card);
+		break;
+	case VCD_CARD_DEAD:
+		vcc_card_dead(card);
+		break;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block vcc_card_nb = {
+	.notifier_call = vcc_card_event,
+};
+
+int vcc_card_init(void)
+{
+	int err = vcd_card_register_notifier(&vcc_card_nb);
+
+	if (err)
+		return err;
+	/* cards probed before we listened */
+	vcd_card_for_each(vcc_restore_card, NULL);
+	return 0;
+}
+
+void vcc_card_exit(void)
+{
+	vcd_card_unregister_notifier(&vcc_card_nb);
+}

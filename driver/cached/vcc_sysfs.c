@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * what a cache shows without a tool: /sys/block/vcacheN/vcache/ (state,
+ * settings, writable parameters, counters) and /proc/vcache/NAME.
+ */
+#define pr_fmt(fmt) "vcache: " fmt
+
+#include <linux/kobject.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "vcc.h"
+
+static struct proc_dir_entry *vcc_proc_dir;
+static void vcc_sysfs_build(void);
+
+#define VCC_STAT_NAME_(e, n) [VCACHE_S_##e] = #n,
+const char * const vcc_stat_names[VCACHE_S_MAX + 1] = {
+	VCACHE_STATS(VCC_STAT_NAME_)
+};
+
+/* Fill @v (indexed by enum vcache_stat_attr) from the engine of @c. */
+int vcc_stats_fill(struct vcc_cache *c, u64 *v)
+{
+	struct vc_stats *st;
+	struct vc_cache *e = READ_ONCE(c->engine);
+
+	memset(v, 0, sizeof(u64) * (VCACHE_S_MAX + 1));
+	if (!e)
+		return 0;
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	vc_cache_get_stats(e, st);
+	v[VCACHE_S_READS] = st->reads;
+	v[VCACHE_S_WRITES] = st->writes;
+	v[VCACHE_S_FLUSHES] = st->flushes;
+	v[VCACHE_S_DISCARDS] = st->discards;
+	v[VCACHE_S_WRITE_ZEROES] = st->write_zeroes;
+	v[VCACHE_S_FUA_WRITES] = st->fua_writes;
+	v[VCACHE_S_READ_HITS] = st->read_hits;
+	v[VCACHE_S_READ_MISSES] = st->read_misses;
+	v[VCACHE_S_WRITE_HITS] = st->write_hits;
+	v[VCACHE_S_WRITE_MISSES] = st->write_misses;
+	v[VCACHE_S_READ_BYTES] = st->read_bytes;
+	v[VCACHE_S_WRITE_BYTES] = st->write_bytes;
+	v[VCACHE_S_BYPASS_MODE] = st->bypass[VC_BYP_MODE];
+	v[VCACHE_S_BYPASS_SEQ] = st->bypass[VC_BYP_SEQ];
+	v[VCACHE_S_BYPASS_PID] = st->bypass[VC_BYP_PID];
+	v[VCACHE_S_BYPASS_ADMISSION] = st->bypass[VC_BYP_ADMISSION];
+	v[VCACHE_S_BYPASS_NOSPACE] = st->bypass[VC_BYP_NOSPACE];
+	v[VCACHE_S_BYPASS_BUSY] = st->bypass[VC_BYP_BUSY];
+	v[VCACHE_S_ADMITTED] = st->admitted;
+	v[VCACHE_S_NOT_ADMITTED] = st->not_admitted;
+	v[VCACHE_S_EVICTIONS] = st->evictions;
+	v[VCACHE_S_CLEAN_WATERMARK] = st->cleanings[VC_CLEAN_WATERMARK];
+	v[VCACHE_S_CLEAN_AGE] = st->cleanings[VC_CLEAN_AGE];
+	v[VCACHE_S_CLEAN_IDLE] = st->cleanings[VC_CLEAN_IDLE];
+	v[VCACHE_S_CLEAN_FLUSH] = st->cleanings[VC_CLEAN_FLUSH];
+	v[VCACHE_S_CLEAN_MODE] = st->cleanings[VC_CLEAN_MODE];
+	v[VCACHE_S_CLEAN_TAIL] = st->cleanings[VC_CLEAN_TAIL];
+	v[VCACHE_S_WB_IOS] = st->wb_ios;
+	v[VCACHE_S_CACHE_READ_ERRORS] = st->cache_read_errors;
+	v[VCACHE_S_CACHE_WRITE_ERRORS] = st->cache_write_errors;
+	v[VCACHE_S_BACKING_READ_ERRORS] = st->backing_read_errors;
+	v[VCACHE_S_BACKING_WRITE_ERRORS] = st->backing_write_errors;
+	v[VCACHE_S_READ_RETRIES] = st->read_retries;
+	v[VCACHE_S_LOST_BLOCKS] = st->lost_blocks;
+	v[VCACHE_S_LOST_READS] = st->lost_reads;
+	v[VCACHE_S_LOST_MARKED] = st->lost_marked;
+	v[VCACHE_S_LOAD_BAD_SECTORS] = st->load_bad_sectors;
+	v[VCACHE_S_LOAD_BAD_RECORDS] = st->load_bad_records;
+	v[VCACHE_S_DEGRADATIONS] = st->degradations;
+	v[VCACHE_S_FLASH_BYTES_WRITTEN] = st->flash_bytes_written;
+	v[VCACHE_S_FLASH_BYTES_READ] = st->flash_bytes_read;
+	v[VCACHE_S_BACKING_BYTES_WRITTEN] = st->backing_bytes_written;
+	v[VCACHE_S_BACKING_BYTES_READ] = st->backing_bytes_read;
+	v[VCACHE_S_BACKING_IOS] = st->backing_ios;
+	v[VCACHE_S_MD_WRITES] = st->md_writes;
+	v[VCACHE_S_COMMITS] = st->commits;
+	v[VCACHE_S_CACHE_FLUSHES] = st->cache_flushes;
+	v[VCACHE_S_NR_BLOCKS] = st->nr_blocks;
+	v[VCACHE_S_VALID_BLOCKS] = st->valid_blocks;
+	v[VCACHE_S_DIRTY_BLOCKS] = st->dirty_blocks;
+	v[VCACHE_S_DIRTY_BYTES] = st->dirty_blocks * st->block_size;
+	v[VCACHE_S_MEM_BYTES] = st->mem_bytes;
+	v[VCACHE_S_OLDEST_DIRTY_AGE_NS] = st->oldest_dirty_age_ms * NSEC_PER_MSEC;
+	kfree(st);
+	return 0;
+}
+
+/* --------------------------------------------------------------- /proc */
+static int vcc_proc_show(struct seq_file *m, void *unused)
+{
+	struct vcc_cache *c = m->private;
+	u64 *v;
+	int i;
+
+	seq_printf(m, "name %s\nstate %s\nflash %s\nregion_start %llu\nsize %llu\nblock_size %u\n",
+		   c->name, vcc_state_name(c->state), c->flash_name,
+		   c->region_start, c->size, c->block_size);
+	if (c->engine) {
+		seq_printf(m, "mode %s\nrequested_mode %s\npolicy %s\n",
+			   vc_mode_name(vc_cache_get_mode(c->engine)),
+			   vc_mode_name(vc_cache_get_requested_mode(c->engine)),
+			   vc_policy_name(vc_cache_get_policy(c->engine)));
+		for (i = 0; i < VC_NR_PARAMS; i++)
+			seq_printf(m, "%s %llu\n", vc_param_name(i),
+				   vc_cache_get_param(c->engine, i));
+	}
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		struct vcc_dev *d = c->devs[i];
+
+		if (!d)
+			continue;
+		seq_printf(m, "backing%d %s %s %s %s %s %llu\n", i, d->devname,
+			   d->disk ? d->disk->disk_name : "-",
+			   d->state == VCACHE_BS_ATTACHED ? d->bdev_name : "-",
+			   d->ident, vcc_bstate_name(d->state),
+			   vcc_dev_dirty_bytes(c, i));
+	}
+	v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
+	if (!v || vcc_stats_fill(c, v)) {
+		kfree(v);
+		return -ENOMEM;
+	}
+	for (i = 1; i <= VCACHE_S_MAX; i++)
+		if (vcc_stat_names[i])
+			seq_printf(m, "%s %llu\n", vcc_stat_names[i], v[i]);
+	kfree(v);
+	return 0;
+}
+
+void vcc_proc_add(struct vcc_cache *c)
+{
+	if (vcc_proc_dir)
+		c->proc = proc_create_single_data(c->name, 0444, vcc_proc_dir,
+						  vcc_proc_show, c);
+}
+
+void vcc_proc_del(struct vcc_cache *c)
+{
+	proc_remove(c->proc);	/* waits for readers */
+	c->proc = NULL;
+}
+
+int vcc_proc_init(void)
+{
+	vcc_sysfs_build();
+	vcc_proc_dir = proc_mkdir("vcache", NULL);
+	return vcc_proc_dir ? 0 : -ENOMEM;
+}
+
+void vcc_proc_exit(void)
+{
+	proc_remove(vcc_proc_dir);
+	vcc_proc_dir = NULL;
+}
+
+/* --------------------------------------------------------------- sysfs */
+struct vcc_attr {
+	struct attribute attr;
+	ssize_t (*show)(struct vcc_dev *d, char *buf, int arg);
+	ssize_t (*store)(struct vcc_dev *d, const char *buf, size_t n, int arg);
+	int arg;
+};
+
+static ssize_t vcc_attr_show(struct kobject *k, struct attribute *a, char *buf)
+{
+	struct vcc_attr *va = container_of(a, struct vcc_attr, attr);
+
+	return va->show(container_of(k, struct vcc_dev, kobj), buf, va->arg);
+}
+
+static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
+			      const char *buf, size_t n)
+{
+	struct vcc_attr *va = container_of(a, struct vcc_attr, attr);
+	ssize_t ret;
+
+	if (!va->store)
+		return -EPERM;
+	/* kobject_del() under vcc_lock waits for us: never block on it */
+	if (!mutex_trylock(&vcc_lock))
+		return restart_syscall();
+	ret = va->store(container_of(k, struct vcc_dev, kobj), buf, n, va->arg);
+	mutex_unlock(&vcc_lock);
+	return ret;
+}
+
+static const struct sysfs_ops vcc_sysfs_ops = {
+	.show = vcc_attr_show,
+	.store = vcc_attr_store,
+};
+
+static ssize_t show_info(struct vcc_dev *d, char *buf, int arg)
+{
+	struct vcc_cache *c = d->cache;
+	struct vc_cache *e = c->engine;
+
+	switch (arg) {
+	case 0:
+		return sysfs_emit(buf, "%s\n", d->devname);
+	case 1:
+		return sysfs_emit(buf, "%s\n", c->name);
+	case 2:
+		return sysfs_emit(buf, "%s\n", vcc_state_name(c->state));
+	case 3:
+		return sysfs_emit(buf, "%s\n", e ? vc_mode_name(vc_cache_get_mode(e)) : "-");
+	case 4:
+		return sysfs_emit(buf, "%s\n", e ? vc_policy_name(vc_cache_get_policy(e)) : "-");
+	case 5:
+		return sysfs_emit(buf, "%s\n", d->bdev_name);
+	case 6:
+		return sysfs_emit(buf, "%s\n", d->ident);
+	case 7:
+		return sysfs_emit(buf, "%s\n", c->flash_name);
+	case 8:
+		return sysfs_emit(buf, "%llu\n", vcc_dev_dirty_bytes(c, d->id));
+	default:
+		return sysfs_emit(buf, "%s\n", e ? vc_mode_name(vc_cache_get_requested_mode(e)) : "-");
+	}
+}
+
+static ssize_t store_mode(struct vcc_dev *d, const char *buf, size_t n,
+			  int arg)
+{
+	struct vcc_settings s = { .mode = -1, .policy = -1 };
+	int i, err;
+
+	for (i = 0; i < (arg ? VC_NR_POLICIES : VC_NR_MODES); i++) {
+		if (sysfs_streq(buf, arg ? vc_policy_name(i) : vc_mode_name(i)))
+			break;
+	}
+	if (i == (arg ? VC_NR_POLICIES : VC_NR_MODES))
+		return -EINVAL;
+	if (arg)
+		s.policy = i;
+	else
+		s.mode = i;
+	err = vcc_set(d->cache, &s, NULL);
+	return err ? err : n;
+}
+
+static ssize_t show_param(struct vcc_dev *d, char *buf, int arg)
+{
+	struct vc_cache *e = d->cache->engine;
+
+	return e ? sysfs_emit(buf, "%llu\n", vc_cache_get_param(e, arg)) : -EIO;
+}
+
+static ssize_t store_param(struct vcc_dev *d, const char *buf, size_t n,
+			   int arg)
+{
+	struct vcc_settings s = { .mode = -1, .policy = -1 };
+	int err;
+
+	err = kstrtou64(buf, 0, &s.v[arg]);
+	if (err)
+		return err;
+	s.has[arg] = true;
+	err = vcc_set(d->cache, &s, NULL);
+	return err ? err : n;
+}
+
+static ssize_t show_stat(struct vcc_dev *d, char *buf, int arg)
+{
+	u64 *v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
+	ssize_t ret = -ENOMEM;
+
+	if (v && !vcc_stats_fill(d->cache, v))
+		ret = sysfs_emit(buf, "%llu\n", v[arg]);
+	kfree(v);
+	return ret;
+}
+
+#define VCC_RO(_name, _arg) \
+	{ .attr = { .name = _name, .mode = 0444 }, .show = show_info, .arg = _arg }
+
+static struct vcc_attr vcc_info_attrs[] = {
+	VCC_RO("name", 0), VCC_RO("cache", 1), VCC_RO("state", 2),
+	{ .attr = { .name = "mode", .mode = 0644 }, .show = show_info,
+	  .store = store_mode, .arg = 3 },
+	{ .attr = { .name = "policy", .mode = 0644 }, .show = show_info,
+	  .store = store_mode, .arg = 4 },
+	VCC_RO("backing", 5), VCC_RO("ident", 6), VCC_RO("flash", 7),
+	VCC_RO("dirty_bytes", 8), VCC_RO("requested_mode", 9),
+};
+
+static struct attribute *vcc_default_attrs[ARRAY_SIZE(vcc_info_attrs) + 1];
+static struct vcc_attr vcc_param_attrs[VC_NR_PARAMS];
+static struct attribute *vcc_param_ptrs[VC_NR_PARAMS + 1];
+static struct vcc_attr vcc_stat_attrs[VCACHE_S_MAX];
+static struct attribute *vcc_stat_ptrs[VCACHE_S_MAX + 1];
+
+static const struct attribute_group vcc_info_group = {
+	.attrs = vcc_default_attrs,
+};
+
+static const struct attribute_group vcc_param_group = {
+	.name = "params",
+	.attrs = vcc_param_ptrs,
+};
+
+static const struct attribute_group vcc_stat_group = {
+	.name = "stats",
+	.attrs = vcc_stat_ptrs,
+};
+
+static const struct attribute_group *vcc_groups[] = {
+	&vcc_info_group, &vcc_param_group, &vcc_stat_group, NULL,
+};
+
+static void vcc_kobj_release(struct kobject *k)
+{
+	/* the kobject lives in its vcc_dev, freed by the cache's teardown */
+}
+
+static const struct kobj_type vcc_ktype = {
+	.sysfs_ops = &vcc_sysfs_ops,
+	.release = vcc_kobj_release,
+	.default_groups = vcc_groups,
+};
+
+/* The attribute tables come from the engine's names: built at init. */
+static void vcc_sysfs_build(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(vcc_info_attrs); i++)
+		vcc_default_attrs[i] = &vcc_info_attrs[i].attr;
+	for (i = 0; i < VC_NR_PARAMS; i++) {
+		vcc_param_attrs[i].attr.name = vc_param_name(i);
+		vcc_param_attrs[i].attr.mode = 0644;
+		vcc_param_attrs[i].show = show_param;
+		vcc_param_attrs[i].store = store_param;
+		vcc_param_attrs[i].arg = i;
+		vcc_param_ptrs[i] = &vcc_param_attrs[i].attr;
+	}
+	for (i = 1; i <= VCACHE_S_MAX; i++) {
+		if (!vcc_stat_names[i])
+			continue;
+		vcc_stat_attrs[n].attr.name = vcc_stat_names[i];
+		vcc_stat_attrs[n].attr.mode = 0444;
+		vcc_stat_attrs[n].show = show_stat;
+		vcc_stat_attrs[n].arg = i;
+		vcc_stat_ptrs[n] = &vcc_stat_attrs[n].attr;
+		n++;
+	}
+}
+
+int vcc_sysfs_add(struct vcc_dev *d)
+{
+	int err;
+
+	memset(&d->kobj, 0, sizeof(d->kobj));
+	err = kobject_init_and_add(&d->kobj, &vcc_ktype,
+				   &disk_to_dev(d->disk)->kobj, "vcache");
+	if (err) {
+		kobject_put(&d->kobj);
+		return err;
+	}
+	d->kobj_added = true;
+	kobject_uevent(&d->kobj, KOBJ_ADD);
+	/* udev names /dev/vcache/<name> from vcache/name: tell it now */
+	kobject_uevent(&disk_to_dev(d->disk)->kobj, KOBJ_CHANGE);
+	return 0;
+}
+
+void vcc_sysfs_del(struct vcc_dev *d)
+{
+	if (!d->kobj_added)
+		return;
+	kobject_del(&d->kobj);	/* waits for readers and writers */
+	kobject_put(&d->kobj);
+	d->kobj_added = false;
+}
