@@ -5,7 +5,7 @@
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
-#include <linux/crc32c.h>
+#include "vc_format.h"
 #include <linux/notifier.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -62,7 +62,7 @@ static void vcc_conf_encode(struct vcc_cache *c, struct vcc_conf_disk *b)
 		memcpy(b->dev[i].ident, c->conf[i].ident,
 		       sizeof(b->dev[i].ident));
 	}
-	b->crc = cpu_to_le32(crc32c(~0U, b, sizeof(*b)));
+	b->crc = cpu_to_le32(vc_crc32c(~0U, b, sizeof(*b)));
 }
 
 /* Decode @b into @c's conf and apply its settings to the loaded engine. */
@@ -81,7 +81,7 @@ static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
 	b->crc = 0;
 	if (le32_to_cpu(b->magic) != VCC_CONF_MAGIC ||
 	    le32_to_cpu(b->version) != VCC_CONF_VERSION ||
-	    crc32c(~0U, b, sizeof(*b)) != crc)
+	    vc_crc32c(~0U, b, sizeof(*b)) != crc)
 		goto out;
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		c->conf[i].in_use = b->dev[i].in_use;
