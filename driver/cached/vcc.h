@@ -88,10 +88,14 @@ struct vcc_cache {
 	struct proc_dir_entry *proc;
 };
 
+/* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */
+extern const char * const vcc_stat_names[VCACHE_S_MAX + 1];
+int vcc_stats_fill(struct vcc_cache *c, u64 *v);
+
 /* vcc_cache.c: caches */
 /* Set @ext's message (may be NULL) to a formatted one of any length. */
 __printf(2, 3)
-void vcc_errmsg(struct netlink_ext_ack *ext, const char *fmt, ...);
+void vcc_ext_err(struct netlink_ext_ack *ext, const char *fmt, ...);
 int vcc_init(void);
 void vcc_exit(void);
 struct vcc_cache *vcc_find(const char *name);
@@ -126,6 +130,7 @@ struct vcc_settings {
 	bool has[VC_NR_PARAMS];
 	u64 v[VC_NR_PARAMS];
 };
+
 int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	    struct netlink_ext_ack *ext);
 u64 vcc_dev_dirty_bytes(struct vcc_cache *c, u32 id);

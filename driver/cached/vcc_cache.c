@@ -15,7 +15,7 @@
 #include "vcc.h"
 #include "vcc_card.h"
 
-DEFINE_MUTEX(vcc_lock);
+DEFINE_MUTEX(vcc_lock);	/* see vcc.h */
 static LIST_HEAD(vcc_caches);
 static bool vcc_ready;		/* vcc_lock: between init and exit */
 
@@ -29,7 +29,7 @@ static bool vcc_ready;		/* vcc_lock: between init and exit */
 static char vcc_msgs[VCC_MSG_RING][VCC_MSG_LEN];
 static atomic_t vcc_msg_next = ATOMIC_INIT(0);
 
-void vcc_errmsg(struct netlink_ext_ack *ext, const char *fmt, ...)
+void vcc_ext_err(struct netlink_ext_ack *ext, const char *fmt, ...)
 {
 	va_list ap;
 	char *buf;
@@ -233,21 +233,21 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 
 	if (c->flash_devt == devt || (c->fbdev && c->fbdev->bd_dev == devt) ||
 	    vcd_card_is_disk(devt)) {
-		vcc_errmsg(ext, "%d:%d is a vcache card or the cache's own flash; a backing device must be another disk",
-			MAJOR(devt), MINOR(devt));
+		vcc_ext_err(ext, "%d:%d is a vcache card or the cache's own flash; a backing device must be another disk",
+			    MAJOR(devt), MINOR(devt));
 		return -EINVAL;
 	}
 	err = vcd_bdev_open_excl(devt, d, &d->bh);
 	if (err) {
-		vcc_errmsg(ext, "cannot open backing device %d:%d exclusively (error %d): is it mounted or in use?",
-			MAJOR(devt), MINOR(devt), err);
+		vcc_ext_err(ext, "cannot open backing device %d:%d exclusively (error %d): is it mounted or in use?",
+			    MAJOR(devt), MINOR(devt), err);
 		return err;
 	}
 	snprintf(d->bdev_name, sizeof(d->bdev_name), "%pg", d->bh.bdev);
 	if (bdev_logical_block_size(d->bh.bdev) > c->block_size) {
-		vcc_errmsg(ext, "%s has %u-byte sectors, larger than the cache block size %u",
-			d->bdev_name, bdev_logical_block_size(d->bh.bdev),
-			c->block_size);
+		vcc_ext_err(ext, "%s has %u-byte sectors, larger than the cache block size %u",
+			    d->bdev_name, bdev_logical_block_size(d->bh.bdev),
+			    c->block_size);
 		err = -EINVAL;
 		goto out_close;
 	}
@@ -255,22 +255,22 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);
 	if (err) {
 		if (err == -EINVAL)
-			vcc_errmsg(ext, "%s is smaller than the data cached for identity %s",
-				d->bdev_name, d->ident);
+			vcc_ext_err(ext, "%s is smaller than the data cached for identity %s",
+				    d->bdev_name, d->ident);
 		else if (err == -ENOSPC)
-			vcc_errmsg(ext, "cache %s has %d backing devices already",
-				c->name, VC_MAX_BACKING);
+			vcc_ext_err(ext, "cache %s has %d backing devices already",
+				    c->name, VC_MAX_BACKING);
 		else
-			vcc_errmsg(ext, "cache %s cannot record %s on its flash (error %d)",
-				c->name, d->bdev_name, err);
+			vcc_ext_err(ext, "cache %s cannot record %s on its flash (error %d)",
+				    c->name, d->bdev_name, err);
 		goto out_close;
 	}
 	d->id = id;
 	d->size = bdev_nr_bytes(d->bh.bdev);
 	err = vcc_dev_start(d);
 	if (err) {
-		vcc_errmsg(ext, "cannot create the cached device of %s (error %d)",
-			d->bdev_name, err);
+		vcc_ext_err(ext, "cannot create the cached device of %s (error %d)",
+			    d->bdev_name, err);
 		vc_cache_detach(c->engine, id, 0);
 		goto out_close;
 	}
@@ -410,29 +410,29 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	if (!vcc_ready)
 		return -EAGAIN;
 	if (!vcc_valid_name(a->name) || !vcc_valid_name(devname)) {
-		vcc_errmsg(ext, "bad name: use 1-%d characters of A-Z a-z 0-9 _ . - (not starting with . or -)",
-			VCACHE_NAME_MAX - 1);
+		vcc_ext_err(ext, "bad name: use 1-%d characters of A-Z a-z 0-9 _ . - (not starting with . or -)",
+			    VCACHE_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	if (!vcc_valid_ident(a->ident)) {
-		vcc_errmsg(ext, "bad backing identity: 1-%d printable characters without spaces",
-			VCACHE_IDENT_MAX - 1);
+		vcc_ext_err(ext, "bad backing identity: 1-%d printable characters without spaces",
+			    VCACHE_IDENT_MAX - 1);
 		return -EINVAL;
 	}
 	if (vcc_find(a->name)) {
-		vcc_errmsg(ext, "a cache named %s exists", a->name);
+		vcc_ext_err(ext, "a cache named %s exists", a->name);
 		return -EEXIST;
 	}
 	if (vcc_find_devname(devname)) {
-		vcc_errmsg(ext, "a cached device named %s exists", devname);
+		vcc_ext_err(ext, "a cached device named %s exists", devname);
 		return -EEXIST;
 	}
 	if (a->cache_devt == a->backing_devt) {
-		vcc_errmsg(ext, "the cache device and the backing device are the same");
+		vcc_ext_err(ext, "the cache device and the backing device are the same");
 		return -EINVAL;
 	}
 	if (vcc_devt_in_use(a->cache_devt) || vcc_devt_in_use(a->backing_devt)) {
-		vcc_errmsg(ext, "the device is used by another cache already");
+		vcc_ext_err(ext, "the device is used by another cache already");
 		return -EBUSY;
 	}
 	c = vcc_alloc(a->name);
@@ -444,8 +444,8 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 		goto out_free;
 	err = vc_cache_create(&c->flash.dev, &a->cfg, &c->engine);
 	if (err) {
-		vcc_errmsg(ext, "cannot format the cache on %s (error %d)",
-			c->flash_name, err);
+		vcc_ext_err(ext, "cannot format the cache on %s (error %d)",
+			    c->flash_name, err);
 		goto out_teardown;
 	}
 	d = vcc_dev_alloc(c, devname, a->ident);
@@ -461,8 +461,8 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	vcc_conf_set_dev(c, d);
 	err = vcc_save_conf(c);
 	if (err) {
-		vcc_errmsg(ext, "cannot record cache %s in the card's table (error %d)",
-			c->name, err);
+		vcc_ext_err(ext, "cannot record cache %s in the card's table (error %d)",
+			    c->name, err);
 		goto out_teardown;
 	}
 	vcc_publish(c);
@@ -484,8 +484,8 @@ out_free:
 static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
 			    const char *flagname, struct netlink_ext_ack *ext)
 {
-	vcc_errmsg(ext, "%s has %llu bytes of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
-		what, dirty, c->name, flagname);
+	vcc_ext_err(ext, "%s has %llu bytes of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
+		    what, dirty, c->name, flagname);
 	return -EBUSY;
 }
 
@@ -497,17 +497,17 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	lockdep_assert_held(&vcc_lock);
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		if (c->devs[i] && vcc_dev_open(c->devs[i])) {
-			vcc_errmsg(ext, "/dev/%s (%s) is open or mounted: close it first",
-				c->devs[i]->disk->disk_name,
-				c->devs[i]->devname);
+			vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
+				    c->devs[i]->disk->disk_name,
+				    c->devs[i]->devname);
 			return -EBUSY;
 		}
 	}
 	if (c->engine && (flags & VCACHE_F_FLUSH)) {
 		err = vc_cache_flush(c->engine, VC_DEV_ID_ALL, NULL, NULL);
 		if (err) {
-			vcc_errmsg(ext, "cache %s: write-back failed (error %d); nothing deleted",
-				c->name, err);
+			vcc_ext_err(ext, "cache %s: write-back failed (error %d); nothing deleted",
+				    c->name, err);
 			return err;
 		}
 	}
@@ -542,20 +542,20 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 
 	lockdep_assert_held(&vcc_lock);
 	if (!c->engine || c->state == VCACHE_STATE_FAILED) {
-		vcc_errmsg(ext, "cache %s is %s: cannot attach", c->name,
-			vcc_state_name(c->state));
+		vcc_ext_err(ext, "cache %s is %s: cannot attach", c->name,
+			    vcc_state_name(c->state));
 		return -EIO;
 	}
 	if (!vcc_valid_ident(ident)) {
-		vcc_errmsg(ext, "bad backing identity");
+		vcc_ext_err(ext, "bad backing identity");
 		return -EINVAL;
 	}
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		d = c->devs[i];
 		if (d && !strcmp(d->ident, ident)) {
 			if (d->state == VCACHE_BS_ATTACHED) {
-				vcc_errmsg(ext, "%s is attached to %s already as %s",
-					ident, c->name, d->devname);
+				vcc_ext_err(ext, "%s is attached to %s already as %s",
+					    ident, c->name, d->devname);
 				return -EEXIST;
 			}
 			/* a waiting device came back */
@@ -568,8 +568,8 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 		}
 	}
 	if (vcc_devt_in_use(devt)) {
-		vcc_errmsg(ext, "%d:%d is used by a cache already", MAJOR(devt),
-			MINOR(devt));
+		vcc_ext_err(ext, "%d:%d is used by a cache already", MAJOR(devt),
+			    MINOR(devt));
 		return -EBUSY;
 	}
 	if (!devname) {
@@ -582,11 +582,11 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 		devname = name;
 	}
 	if (!vcc_valid_name(devname)) {
-		vcc_errmsg(ext, "bad cached device name %s", devname);
+		vcc_ext_err(ext, "bad cached device name %s", devname);
 		return -EINVAL;
 	}
 	if (vcc_find_devname(devname)) {
-		vcc_errmsg(ext, "a cached device named %s exists", devname);
+		vcc_ext_err(ext, "a cached device named %s exists", devname);
 		return -EEXIST;
 	}
 	d = vcc_dev_alloc(c, devname, ident);
@@ -616,20 +616,20 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 
 	lockdep_assert_held(&vcc_lock);
 	if (flags & VCACHE_F_KEEP_DIRTY) {
-		vcc_errmsg(ext, "--keep-dirty is not supported yet: flush %s first (vcache-config flush %s --backing ...) or use --flush",
-			d->devname, c->name);
+		vcc_ext_err(ext, "--keep-dirty is not supported yet: flush %s first (vcache-config flush %s --backing ...) or use --flush",
+			    d->devname, c->name);
 		return -EOPNOTSUPP;
 	}
 	if (vcc_dev_open(d)) {
-		vcc_errmsg(ext, "/dev/%s (%s) is open or mounted: close it first",
-			d->disk->disk_name, d->devname);
+		vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
+			    d->disk->disk_name, d->devname);
 		return -EBUSY;
 	}
 	if (d->state == VCACHE_BS_ATTACHED && (flags & VCACHE_F_FLUSH)) {
 		err = vc_cache_flush(c->engine, d->id, NULL, NULL);
 		if (err) {
-			vcc_errmsg(ext, "%s: write-back failed (error %d); still attached",
-				d->devname, err);
+			vcc_ext_err(ext, "%s: write-back failed (error %d); still attached",
+				    d->devname, err);
 			return err;
 		}
 	}
@@ -641,8 +641,8 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (c->engine) {
 		err = vc_cache_detach(c->engine, d->id, 0);
 		if (err) {
-			vcc_errmsg(ext, "%s: the cache cannot record the detach (error %d); its disk is gone, the device stays reserved",
-				d->devname, err);
+			vcc_ext_err(ext, "%s: the cache cannot record the detach (error %d); its disk is gone, the device stays reserved",
+				    d->devname, err);
 			vcc_dev_unplug(d);
 			vcc_update_state(c);
 			return err;
@@ -689,7 +689,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 
 	lockdep_assert_held(&vcc_lock);
 	if (!c->engine) {
-		vcc_errmsg(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
+		vcc_ext_err(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
 		return -EIO;
 	}
 	/* all or nothing: remember, apply, roll back on the first refusal */
@@ -700,24 +700,28 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 			continue;
 		err = vc_cache_set_param(c->engine, i, s->v[i]);
 		if (err) {
-			vcc_errmsg(ext, "%s=%llu is out of range", vc_param_name(i),
-				s->v[i]);
+			vcc_ext_err(ext, "%s=%llu is out of range", vc_param_name(i),
+				    s->v[i]);
 			goto rollback;
 		}
 	}
 	if (s->policy >= 0) {
 		err = vc_cache_set_policy(c->engine, s->policy);
 		if (err) {
-			vcc_errmsg(ext, "policy %d refused", s->policy);
+			vcc_ext_err(ext, "policy %d refused", s->policy);
 			goto rollback;
 		}
 	}
 	if (s->mode >= 0) {
 		err = vc_cache_set_mode(c->engine, s->mode);
 		if (err) {
-			vcc_errmsg(ext, err == -EIO ?
-				"cache %s cannot update its metadata (flash errors): mode stays degraded" :
-				"mode refused by cache %s", c->name);
+			if (err == -EIO)
+				vcc_ext_err(ext,
+					    "cache %s cannot update its metadata (flash errors): mode stays degraded",
+					    c->name);
+			else
+				vcc_ext_err(ext, "mode refused by cache %s",
+					    c->name);
 			goto rollback;
 		}
 	}
@@ -760,12 +764,12 @@ int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
 
 	lockdep_assert_held(&vcc_lock);
 	if (!c->engine) {
-		vcc_errmsg(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
+		vcc_ext_err(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
 		return -EIO;
 	}
 	if (d && d->state != VCACHE_BS_ATTACHED) {
-		vcc_errmsg(ext, "%s is %s: its dirty data waits for it", d->devname,
-			vcc_bstate_name(d->state));
+		vcc_ext_err(ext, "%s is %s: its dirty data waits for it", d->devname,
+			    vcc_bstate_name(d->state));
 		return -ENODEV;
 	}
 	WRITE_ONCE(c->flush_running, true);
@@ -775,7 +779,7 @@ int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
 	if (err) {
 		WRITE_ONCE(c->flush_running, false);
 		c->flush_seq--;
-		vcc_errmsg(ext, "cache %s: a flush is running already", c->name);
+		vcc_ext_err(ext, "cache %s: a flush is running already", c->name);
 		return err;
 	}
 	schedule_delayed_work(&c->flush_work, HZ);

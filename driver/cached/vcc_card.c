@@ -126,7 +126,7 @@ bool vcd_card_is_disk(dev_t devt)
 
 	if (card)
 		vcd_card_put(card);
-	return card != NULL;
+	return card;
 }
 
 /* ------------------------------------------------------------- open */
@@ -160,8 +160,8 @@ static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
 				sizeof(*b), &c->region, err_msg,
 				sizeof(err_msg));
 	if (err) {
-		vcc_errmsg(ext, "cannot give %llu bytes of the card to cache %s: %s (error %d)",
-			size, c->name, err_msg[0] ? err_msg : "refused", err);
+		vcc_ext_err(ext, "cannot give %llu bytes of the card to cache %s: %s (error %d)",
+			    size, c->name, err_msg[0] ? err_msg : "refused", err);
 		goto out;
 	}
 	vcd_region_get_info(c->region, ri);
@@ -186,8 +186,8 @@ int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 		c->card = card;
 		err = vcd_card_info(card, &info);
 		if (err || !info.live) {
-			vcc_errmsg(ext, "card %d:%d is not live", MAJOR(devt),
-				MINOR(devt));
+			vcc_ext_err(ext, "card %d:%d is not live", MAJOR(devt),
+				    MINOR(devt));
 			return err ? err : -ENODEV;
 		}
 		snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
@@ -195,14 +195,14 @@ int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 	}
 	err = vcd_bdev_open_excl(devt, c, &c->fh);
 	if (err) {
-		vcc_errmsg(ext, "cannot open cache device %d:%d exclusively (error %d): is it mounted or in use?",
-			MAJOR(devt), MINOR(devt), err);
+		vcc_ext_err(ext, "cannot open cache device %d:%d exclusively (error %d): is it mounted or in use?",
+			    MAJOR(devt), MINOR(devt), err);
 		return err;
 	}
 	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
 	if (size > bdev_nr_bytes(c->fh.bdev)) {
-		vcc_errmsg(ext, "--size %llu is larger than %s (%llu bytes)", size,
-			c->flash_name, bdev_nr_bytes(c->fh.bdev));
+		vcc_ext_err(ext, "--size %llu is larger than %s (%llu bytes)", size,
+			    c->flash_name, bdev_nr_bytes(c->fh.bdev));
 		vcd_bdev_close(&c->fh);
 		return -EINVAL;
 	}

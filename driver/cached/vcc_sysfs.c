@@ -16,9 +16,10 @@
 static struct proc_dir_entry *vcc_proc_dir;
 static void vcc_sysfs_build(void);
 
-#define VCC_STAT_NAME_(e, n) [VCACHE_S_##e] = #n,
+/* in enum order: VCACHE_S_UNSPEC is 0, the X-macro's entries follow */
+#define VCC_STAT_NAME_(e, n) #n,
 const char * const vcc_stat_names[VCACHE_S_MAX + 1] = {
-	VCACHE_STATS(VCC_STAT_NAME_)
+	NULL, VCACHE_STATS(VCC_STAT_NAME_)
 };
 
 /* Fill @v (indexed by enum vcache_stat_attr) from the engine of @c. */
@@ -200,6 +201,8 @@ static ssize_t show_info(struct vcc_dev *d, char *buf, int arg)
 	struct vcc_cache *c = d->cache;
 	struct vc_cache *e = c->engine;
 
+	if (!e && arg >= 3 && arg != 5 && arg != 6 && arg != 7 && arg != 8)
+		return sysfs_emit(buf, "-\n");
 	switch (arg) {
 	case 0:
 		return sysfs_emit(buf, "%s\n", d->devname);
@@ -208,9 +211,9 @@ static ssize_t show_info(struct vcc_dev *d, char *buf, int arg)
 	case 2:
 		return sysfs_emit(buf, "%s\n", vcc_state_name(c->state));
 	case 3:
-		return sysfs_emit(buf, "%s\n", e ? vc_mode_name(vc_cache_get_mode(e)) : "-");
+		return sysfs_emit(buf, "%s\n", vc_mode_name(vc_cache_get_mode(e)));
 	case 4:
-		return sysfs_emit(buf, "%s\n", e ? vc_policy_name(vc_cache_get_policy(e)) : "-");
+		return sysfs_emit(buf, "%s\n", vc_policy_name(vc_cache_get_policy(e)));
 	case 5:
 		return sysfs_emit(buf, "%s\n", d->bdev_name);
 	case 6:
@@ -220,7 +223,8 @@ static ssize_t show_info(struct vcc_dev *d, char *buf, int arg)
 	case 8:
 		return sysfs_emit(buf, "%llu\n", vcc_dev_dirty_bytes(c, d->id));
 	default:
-		return sysfs_emit(buf, "%s\n", e ? vc_mode_name(vc_cache_get_requested_mode(e)) : "-");
+		return sysfs_emit(buf, "%s\n",
+				  vc_mode_name(vc_cache_get_requested_mode(e)));
 	}
 }
 

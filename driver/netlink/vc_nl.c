@@ -16,9 +16,6 @@
 
 static bool vcnl_registered;
 
-extern const char * const vcc_stat_names[VCACHE_S_MAX + 1];
-int vcc_stats_fill(struct vcc_cache *c, u64 *v);
-
 /* ------------------------------------------------------------ policies */
 static const struct nla_policy vcnl_backing_policy[VCACHE_B_MAX + 1] = {
 	[VCACHE_B_DEV]		= { .type = NLA_U64 },
@@ -56,9 +53,10 @@ static const struct nla_policy vcnl_policy[VCACHE_A_MAX + 1] = {
 };
 
 /* -------------------------------------------------------------- helpers */
-#define VCNL_PNAME_(e, n) [VCACHE_P_##e] = #n,
+/* in enum order: VCACHE_P_UNSPEC is 0, the X-macro's entries follow */
+#define VCNL_PNAME_(e, n) #n,
 static const char * const vcnl_param_names[VCACHE_P_MAX + 1] = {
-	VCACHE_PARAMS(VCNL_PNAME_)
+	NULL, VCACHE_PARAMS(VCNL_PNAME_)
 };
 
 int vcnl_param_id(int attr)
@@ -91,7 +89,7 @@ static struct nlattr *vcnl_need(struct genl_info *info, int type,
 {
 	if (info->attrs[type])
 		return info->attrs[type];
-	vcc_errmsg(info->extack, "missing %s", what);
+	vcc_ext_err(info->extack, "missing %s", what);
 	NL_SET_BAD_ATTR(info->extack, NULL);
 	return NULL;
 }
@@ -106,8 +104,8 @@ struct vcc_cache *vcnl_cache(struct genl_info *info)
 		return NULL;
 	c = vcc_find(nla_data(a));
 	if (!c)
-		vcc_errmsg(info->extack, "no cache named %s (see vcache-config list)",
-			(char *)nla_data(a));
+		vcc_ext_err(info->extack, "no cache named %s (see vcache-config list)",
+			    (char *)nla_data(a));
 	return c;
 }
 
@@ -471,8 +469,8 @@ static struct vcc_dev *vcnl_dev(struct vcc_cache *c, struct genl_info *info,
 	struct vcc_dev *d = vcc_find_dev(c, b->devname, b->devt);
 
 	if (!d)
-		vcc_errmsg(info->extack, "cache %s has no such backing device",
-			c->name);
+		vcc_ext_err(info->extack, "cache %s has no such backing device",
+			    c->name);
 	return d;
 }
 

@@ -47,12 +47,12 @@ static int vcnl_pid_apply(struct vcc_cache *c, struct genl_info *info)
 		      vc_pidlist_add(pl, list, pid) :
 		      vc_pidlist_del(pl, list, pid);
 		if (err) {
-			vcc_errmsg(info->extack, "PID %d: %s", pid,
-					       err == -ESRCH ? "no such process" :
-					       err == -EEXIST ? "already on the list" :
-					       err == -ENOENT ? "not on the list" :
-					       err == -ENOSPC ? "the list is full" :
-					       "refused");
+			vcc_ext_err(info->extack, "PID %d: %s", pid,
+				    err == -ESRCH ? "no such process" :
+				    err == -EEXIST ? "already on the list" :
+				    err == -ENOENT ? "not on the list" :
+				    err == -ENOSPC ? "the list is full" :
+				    "refused");
 			return err;
 		}
 	}
