@@ -16,10 +16,8 @@
 static struct proc_dir_entry *vcc_proc_dir;
 static void vcc_sysfs_build(void);
 
-/* in enum order: VCACHE_S_UNSPEC is 0, the X-macro's entries follow */
-#define VCC_STAT_NAME_(e, n) #n,
 const char * const vcc_stat_names[VCACHE_S_MAX + 1] = {
-	NULL, VCACHE_STATS(VCC_STAT_NAME_)
+	NULL, VCACHE_STATS(VCACHE_X_NAME)
 };
 
 /* Fill @v (indexed by enum vcache_stat_attr) from the engine of @c. */

@@ -53,10 +53,8 @@ static const struct nla_policy vcnl_policy[VCACHE_A_MAX + 1] = {
 };
 
 /* -------------------------------------------------------------- helpers */
-/* in enum order: VCACHE_P_UNSPEC is 0, the X-macro's entries follow */
-#define VCNL_PNAME_(e, n) #n,
 static const char * const vcnl_param_names[VCACHE_P_MAX + 1] = {
-	NULL, VCACHE_PARAMS(VCNL_PNAME_)
+	NULL, VCACHE_PARAMS(VCACHE_X_NAME)
 };
 
 int vcnl_param_id(int attr)

@@ -253,6 +253,12 @@ enum vcache_event {
 	X(PID_MODE, pid_mode)				\
 	X(COMMIT_MS, commit_ms)
 
+/*
+ * Name tables in enum order (index 0 is UNSPEC):
+ *   const char *names[] = { NULL, VCACHE_PARAMS(VCACHE_X_NAME) };
+ */
+#define VCACHE_X_NAME(e, n) #n,
+
 #define VCACHE_P_ENUM_(e, n) VCACHE_P_##e,
 enum vcache_param_attr {
 	VCACHE_P_UNSPEC,
