@@ -389,6 +389,8 @@ struct vc_req {
 	u8 newdirty;		/* this write made the block dirty */
 	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
+	u8 unlose_retry;	/* full write over a lost block: re-driven once
+				 * its record is cleared (byp_md_end) */
 	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
 	u8 zero;		/* writes zeroes (c->zero_buf), not host data */
 	u8 lost;		/* the block's other dirty data was lost */

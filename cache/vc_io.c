@@ -590,6 +590,8 @@ static void byp_uncount(struct vc_req *r)
  * is never served, the write fails with EIO (nothing written), and the
  * next request for the block or the cleaner's tick retries the record.
  */
+static void dispatch_write(struct vc_req *r);
+
 static void byp_md_end(struct vc_md_waiter *mw, int err)
 {
 	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
@@ -598,6 +600,13 @@ static void byp_md_end(struct vc_md_waiter *mw, int err)
 		byp_uncount(r);
 		vc_redrive(r->c);
 		req_done(r, -EIO);
+		return;
+	}
+	if (r->unlose_retry) {
+		/* now a plain lost marker: the full write removes it */
+		r->unlose_retry = 0;
+		byp_uncount(r);
+		dispatch_write(r);
 		return;
 	}
 	write_backing_only(r);
@@ -927,8 +936,16 @@ static void dispatch_write(struct vc_req *r)
 			vc_spin_unlock(&s->lock);
 			return;
 		}
-		if ((w & B_LOST) && full) {
-			/* the whole block is rewritten: nothing lost left */
+		/*
+		 * The whole block is rewritten: nothing lost is left, once
+		 * no record can bring the lost data back.  A marker whose
+		 * record may still say dirty (B_FLASHDIRTY) goes the
+		 * tombstone way below first: its record is cleared, then
+		 * the write is driven again; if the record cannot be
+		 * cleared the write fails and the marker stays (dropping
+		 * it first would serve the backing device's older data).
+		 */
+		if ((w & B_LOST) && full && !(w & B_FLASHDIRTY)) {
 			unlose_locked(c, s, blk);
 			w = c->words[blk];
 			if (!(w & B_TOMB)) {
@@ -956,6 +973,7 @@ static void dispatch_write(struct vc_req *r)
 			}
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_spin_unlock(&s->lock);
+			r->unlose_retry = (w & B_LOST) && full;
 			vc_md_mark(c, blk, &r->mdw, byp_md_end);
 			return;
 		}

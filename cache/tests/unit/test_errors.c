@@ -214,6 +214,43 @@ static void test_writeback_read_error_lost(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * The flash dies (every I/O fails): a dirty block read fails and becomes
+ * a lost marker whose record may still say dirty.  A write of the whole
+ * block must not drop the marker before that record is cleared: the
+ * write fails (its record cannot be written) and later reads keep failing
+ * rather than serve the backing device's older data.  Other blocks pass
+ * through to the backing device.
+ */
+static void test_dead_flash_overwrite_of_lost_block(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct tenv t;
+	struct vc_stats s;
+	struct inj f = { .op = -1, .left = -1, .err = -ENODEV };
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
+	vc_memdev_set_fail(t.cm, inject, &f);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);	/* lost */
+	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* refused */
+	t_run();
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);	/* still lost */
+	assert_int_equal(t_check_pat(&t, 4, 1, 5), -EIO);
+	/* a block never cached goes to the backing device */
+	assert_int_equal(t_write_pat(&t, 9, 1, 6, 0), 0);
+	assert_int_equal(t_check_pat(&t, 9, 1, 6), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.lost_blocks, 1);
+	assert_true(s.lost_reads >= 2);
+	/* the flash comes back: the record is cleared, the overwrite works */
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(t_write_pat(&t, 4, 1, 7, 0), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 7), 0);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_backing_errors_propagate),
 		cmocka_unit_test(test_writeback_error_keeps_dirty),
 		cmocka_unit_test(test_writeback_read_error_lost),
+		cmocka_unit_test(test_dead_flash_overwrite_of_lost_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
