@@ -103,15 +103,15 @@ int vcc_ident_dir(const char *dir, char *out, size_t len)
 		{ "wwid", "wwid" }, { "device/wwid", "wwid" },
 		{ "serial", "serial" }, { "device/serial", "serial" },
 	};
+	bool dm = exists(dir, "dm"), md = exists(dir, "md");
 	char v[256];
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		/* a dm or md device is known by its uuid only */
-		if (exists(dir, "dm") && strncmp(order[i].file, "dm/", 3))
-			break;
-		if (exists(dir, "md") && strncmp(order[i].file, "md/", 3))
-			break;
+		if (dm != !strncmp(order[i].file, "dm/", 3) ||
+		    md != !strncmp(order[i].file, "md/", 3))
+			continue;
 		if (read_attr(dir, order[i].file, v, sizeof(v))) {
 			snprintf(out, len, "%s:%s", order[i].kind, v);
 			return 0;

@@ -119,6 +119,8 @@ static int set_enum(const char *key, const char *value,
 {
 	int v = vcc_name_lookup(t, value);
 
+	if (*has && !strcmp(*by, key))
+		return vcc_usage_err("%s is given twice", key);
 	if (*has)
 		return vcc_usage_err("%s and %s both set the %s: give one", *by,
 				     key, key);

@@ -38,9 +38,11 @@ static int scaled(const char *s, u64 mult, u64 *out, const char **end)
 	if (!isdigit((unsigned char)*p))
 		return -1;
 	while (isdigit((unsigned char)*p)) {
-		if (ip > (UINT64_MAX - 9) / 10)
+		u64 d = (u64)(*p++ - '0');
+
+		if (ip > (UINT64_MAX - d) / 10)
 			return -2;
-		ip = ip * 10 + (u64)(*p++ - '0');
+		ip = ip * 10 + d;
 	}
 	if (*p == '.') {
 		p++;
