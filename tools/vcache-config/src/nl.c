@@ -38,10 +38,6 @@ int vcc_nl_open(struct vcc_nl **out)
 	struct vcc_nl *nl;
 	int one = 1, rc;
 
-	if (getenv("VCACHE_NL_FORBID")) {
-		fprintf(stderr, "vcache-config: BUG: netlink socket opened although VCACHE_NL_FORBID is set\n");
-		exit(99);
-	}
 	nl = calloc(1, sizeof(*nl));
 	if (!nl)
 		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
@@ -49,6 +45,10 @@ int vcc_nl_open(struct vcc_nl **out)
 	if (getenv("VCACHE_NL_DRYRUN")) {
 		nl->dry = true;
 		return 0;
+	}
+	if (getenv("VCACHE_NL_FORBID")) {
+		fprintf(stderr, "vcache-config: BUG: netlink socket opened although VCACHE_NL_FORBID is set\n");
+		exit(99);
 	}
 	nl->sk = nl_socket_alloc();
 	if (!nl->sk)
