@@ -320,47 +320,52 @@ static const char *ident_of(unsigned int ma, unsigned int mi, struct vcc_dev *d)
 	return d->ident;
 }
 
+/* The fake sysfs: a device (devices/virtual/block/REL), its number and
+ * up to three attributes "FILE=CONTENT". */
+static const struct {
+	const char *rel;
+	unsigned int ma, mi;
+	const char *attr[3];
+} fakes[] = {
+	{ "sda", 8, 0, { "device/wwid=naa.5000c500a1b2c3d4\n",
+			 "device/serial=IGNORED\n" } },
+	{ "sda/sda1", 8, 1, { "partition=1\n",
+			      "uevent=DEVTYPE=partition\nPARTUUID=0a1b2c3d-01\n" } },
+	{ "vdb", 254, 16, { "serial=vcache-hdd\n" } },
+	{ "vdc", 254, 32, { "serial=  QM 0001\t \n" } },
+	{ "dm-0", 253, 0, { "dm/uuid=LVM-abcdef\n", "dm/name=vg-lv\n" } },
+	{ "dm-1", 253, 1, { "dm/uuid=\n", "dm/name=plain\n",
+			    "serial=NOT-FOR-DM\n" } },
+	{ "md0", 9, 0, { "md/uuid=1c2d3e4f:5a6b7c8d:9e0f1a2b:3c4d5e6f\n" } },
+	{ "loop0", 7, 0, { NULL } },
+	{ "loop0/loop0p2", 259, 0, { "partition=2\n", "uevent=PARTUUID=feedbeef-02\n" } },
+	{ "loop0/loop0p3", 259, 1, { "partition=3\n" } },
+	{ "nvme0n1", 259, 5, { "wwid=nvme.8086-50484b533735313530303552383030-494e54454c205353445045444d443430304734-00000001\n" } },
+	{ "vflash0", 250, 0, { "device/serial=CARD0001\n" } },
+	{ "vflash0/vflash0p1", 250, 1, { "partition=1\n" } },
+	{ "xdisk", 251, 0, { "serial=X1\n", "device/model=card\n" } },
+	{ "vcache0", 252, 0, { "serial=S\n" } },
+};
+
 static void fake_sysfs(void)
 {
+	char rel[256];
+	size_t i, j;
+
 	snprintf(root, sizeof(root), "/tmp/vcc-unit-%d", (int)getpid());
 	mkdir(root, 0755);
 	setenv("VCACHE_SYSFS_ROOT", root, 1);
-	put_dev("sda", 8, 0);
-	put_file("devices/virtual/block/sda/device/wwid", "naa.5000c500a1b2c3d4\n");
-	put_file("devices/virtual/block/sda/device/serial", "IGNORED\n");
-	put_dev("sda/sda1", 8, 1);
-	put_file("devices/virtual/block/sda/sda1/partition", "1\n");
-	put_file("devices/virtual/block/sda/sda1/uevent",
-		 "DEVTYPE=partition\nPARTUUID=0a1b2c3d-01\n");
-	put_dev("vdb", 254, 16);
-	put_file("devices/virtual/block/vdb/serial", "vcache-hdd\n");
-	put_dev("vdc", 254, 32);
-	put_file("devices/virtual/block/vdc/serial", "  QM 0001\t \n");
-	put_dev("dm-0", 253, 0);
-	put_file("devices/virtual/block/dm-0/dm/uuid", "LVM-abcdef\n");
-	put_file("devices/virtual/block/dm-0/dm/name", "vg-lv\n");
-	put_dev("dm-1", 253, 1);
-	put_file("devices/virtual/block/dm-1/dm/uuid", "\n");
-	put_file("devices/virtual/block/dm-1/dm/name", "plain\n");
-	put_file("devices/virtual/block/dm-1/serial", "NOT-FOR-DM\n");
-	put_dev("md0", 9, 0);
-	put_file("devices/virtual/block/md0/md/uuid", "1c2d3e4f:5a6b7c8d:9e0f1a2b:3c4d5e6f\n");
-	put_dev("loop0", 7, 0);
-	put_dev("loop0/loop0p2", 259, 0);
-	put_file("devices/virtual/block/loop0/loop0p2/partition", "2\n");
-	put_file("devices/virtual/block/loop0/loop0p2/uevent", "PARTUUID=feedbeef-02\n");
-	put_dev("loop0/loop0p3", 259, 1);
-	put_file("devices/virtual/block/loop0/loop0p3/partition", "3\n");
-	put_dev("nvme0n1", 259, 5);
-	put_file("devices/virtual/block/nvme0n1/wwid",
-		 "nvme.8086-50484b533735313530303552383030-494e54454c205353445045444d443430304734-00000001\n");
-	put_dev("vflash0", 250, 0);
-	put_file("devices/virtual/block/vflash0/device/serial", "CARD0001\n");
-	put_dev("vflash0/vflash0p1", 250, 1);
-	put_file("devices/virtual/block/vflash0/vflash0p1/partition", "1\n");
-	put_dev("xdisk", 251, 0);
-	put_file("devices/virtual/block/xdisk/serial", "X1\n");
-	put_file("devices/virtual/block/xdisk/device/model", "card\n");
+	for (i = 0; i < ARRAY_SIZE(fakes); i++) {
+		put_dev(fakes[i].rel, fakes[i].ma, fakes[i].mi);
+		for (j = 0; j < 3 && fakes[i].attr[j]; j++) {
+			const char *eq = strchr(fakes[i].attr[j], '=');
+
+			snprintf(rel, sizeof(rel), "devices/virtual/block/%s/%.*s",
+				 fakes[i].rel, (int)(eq - fakes[i].attr[j]),
+				 fakes[i].attr[j]);
+			put_file(rel, eq + 1);
+		}
+	}
 	put_file("bus/pci/drivers/vcache/.keep", "");
 	{
 		char l[PATH_MAX + 64];
@@ -369,8 +374,6 @@ static void fake_sysfs(void)
 		if (symlink("../../../../../bus/pci/drivers/vcache", l))
 			failures++;
 	}
-	put_dev("vcache0", 252, 0);
-	put_file("devices/virtual/block/vcache0/serial", "S\n");
 }
 
 static void t_ident(void)
