@@ -184,6 +184,14 @@ json.dump(d, open(p + ".new", "w"))
 os.rename(p + ".new", p)' "$T/fake.json" "$@"
 }
 
+# waited ARGS...: a dry run polling fast while a fake_flush writer runs in
+# the background; its exit status in $rc
+waited() {
+	VCACHE_POLL_MS=50 dry "$VC" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	wait
+}
+
 device_tests() {
 	local C="$VC create db --cache $D/vflash0" want rc pid pids
 
@@ -318,9 +326,7 @@ assert d == f, (d, f)'
 	# blocking flush: the fake kernel moves on while the tool polls
 	fake_flush 0 0 750 3 0
 	( sleep 0.4; fake_flush 1 500 250 4 0; sleep 0.4; fake_flush 0 750 0 4 0 ) &
-	VCACHE_POLL_MS=50 dry "$VC" flush db >"$T/out" 2>"$T/err"
-	rc=$?
-	wait
+	waited flush db
 	if [ $rc = 0 ] && grep -qx "FLUSH name=db" "$T/out" &&
 	   grep -q "flush of db: done" "$T/out"; then
 		ok dry_flush_blocking
@@ -329,9 +335,7 @@ assert d == f, (d, f)'
 	fi
 	fake_flush 0 0 750 4 0
 	( sleep 0.3; fake_flush 0 10 740 5 5 ) &
-	VCACHE_POLL_MS=50 dry "$VC" flush db >"$T/out" 2>"$T/err"
-	rc=$?
-	wait
+	waited flush db
 	if [ $rc = 1 ] && grep -q "Input/output error" "$T/err"; then
 		ok dry_flush_failed
 	else
@@ -355,9 +359,7 @@ assert d == f, (d, f)'
 	# detach --flush: flush that backing device, then DETACH with FLUSH
 	fake_flush 0 0 750 7 0
 	( sleep 0.3; fake_flush 0 750 0 8 0 ) &
-	VCACHE_POLL_MS=50 dry "$VC" detach db --flush >"$T/out" 2>"$T/err"
-	rc=$?
-	wait
+	waited detach db --flush
 	if [ $rc = 0 ] && [ "$(sed -n 1p "$T/out")" = "FLUSH name=db backing={devname=db}" ] &&
 	   grep -qx "DETACH name=db backing={devname=db} flags=1/u32" "$T/out"; then
 		ok dry_detach_flush
