@@ -45,6 +45,7 @@ cache:
 
 tools: cache
 	$(MAKE) -C tools/vcache-sim
+	$(MAKE) -C tools/vcache-config
 
 # Every test.  The closing line is "N passed, N failed".
 check: deps-kernels
@@ -75,4 +76,5 @@ clean:
 	-$(MAKE) -C firmware-sim clean
 	-$(MAKE) -C cache clean
 	-$(MAKE) -C tools/vcache-sim clean
+	-$(MAKE) -C tools/vcache-config clean
 	rm -rf build

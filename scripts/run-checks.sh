@@ -21,6 +21,7 @@ suites=(
 	"cache|make -s -C cache check"
 	"firmware-sim|make -s -C firmware-sim check"
 	"vcache-sim|make -s -C tools/vcache-sim check"
+	"vcache-config|make -s -C tools/vcache-config check"
 	"driver-style|make -s -C driver check"
 	"kernels|scripts/check-kernels.sh --build-only"
 	"driver-vm|make -s -C driver vmcheck"

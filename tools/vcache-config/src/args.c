@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * args.c - every command's arguments, checked before any netlink (args.h).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "names.h"
+#include "size.h"
+
+static const struct vcc_name cmd_names[] = {
+	{ "create", VCC_CREATE }, { "attach", VCC_ATTACH },
+	{ "detach", VCC_DETACH }, { "delete", VCC_DELETE },
+	{ "flush", VCC_FLUSH }, { "set", VCC_SET }, { "pid", VCC_PID },
+	{ "list", VCC_LIST }, { "show", VCC_SHOW }, { "hotplug", VCC_HOTPLUG },
+	{ "ident", VCC_IDENT }, { "reset-stats", VCC_RESET_STATS },
+	/* aliases */
+	{ "destroy", VCC_DELETE }, { "remove", VCC_DELETE },
+	{ "ls", VCC_LIST }, { "info", VCC_SHOW }, { "status", VCC_SHOW },
+	{ NULL, 0 }
+};
+
+int vcc_cmd_by_name(const char *name)
+{
+	return vcc_name_lookup(cmd_names, name);
+}
+
+const char *vcc_cmd_name(enum vcc_cmd cmd)
+{
+	return vcc_name_of(cmd_names, cmd);
+}
+
+int vcc_check_name(const char *what, const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (!n || n >= VCACHE_NAME_MAX)
+		return vcc_usage_err("%s '%s': 1 to %d characters", what, name,
+				     VCACHE_NAME_MAX - 1);
+	if (name[0] == '.' || name[0] == '-')
+		return vcc_usage_err("%s '%s' may not start with '%c'", what, name,
+				     name[0]);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+			return vcc_usage_err("%s '%s': only letters, digits, '_', '.' and '-'",
+					     what, name);
+	return 0;
+}
+
+/* ------------------------------------------------------------ options */
+enum {
+	O_CACHE, O_SIZE, O_BACKING, O_MODE, O_BLOCK_SIZE, O_POLICY, O_ADMIT,
+	O_FLUSH_PERIOD, O_DIRTY_HIGH, O_DIRTY_LOW, O_SEQ_CUTOFF, O_IDENT,
+	O_DEVNAME, O_FLUSH, O_KEEP_DIRTY, O_DISCARD_DIRTY, O_BACKGROUND, O_JSON,
+};
+
+struct opt {
+	const char *name;
+	int id;
+	bool arg;
+};
+
+static const struct opt all_opts[] = {
+	{ "cache", O_CACHE, true }, { "size", O_SIZE, true },
+	{ "backing", O_BACKING, true }, { "mode", O_MODE, true },
+	{ "block-size", O_BLOCK_SIZE, true }, { "policy", O_POLICY, true },
+	{ "admit", O_ADMIT, true }, { "flush-period", O_FLUSH_PERIOD, true },
+	{ "dirty-high", O_DIRTY_HIGH, true }, { "dirty-low", O_DIRTY_LOW, true },
+	{ "seq-cutoff", O_SEQ_CUTOFF, true }, { "ident", O_IDENT, true },
+	{ "devname", O_DEVNAME, true }, { "flush", O_FLUSH, false },
+	{ "keep-dirty", O_KEEP_DIRTY, false },
+	{ "discard-dirty", O_DISCARD_DIRTY, false },
+	{ "background", O_BACKGROUND, false }, { "json", O_JSON, false },
+};
+
+/* Options each command takes (bit per O_*). */
+#define B(o) (1u << (o))
+static const unsigned int cmd_opts[VCC_NR_CMDS] = {
+	[VCC_CREATE] = B(O_CACHE) | B(O_SIZE) | B(O_BACKING) | B(O_MODE) |
+		       B(O_BLOCK_SIZE) | B(O_POLICY) | B(O_ADMIT) |
+		       B(O_FLUSH_PERIOD) | B(O_DIRTY_HIGH) | B(O_DIRTY_LOW) |
+		       B(O_SEQ_CUTOFF) | B(O_IDENT) | B(O_DEVNAME),
+	[VCC_ATTACH] = B(O_BACKING) | B(O_IDENT) | B(O_DEVNAME),
+	[VCC_DETACH] = B(O_BACKING) | B(O_FLUSH) | B(O_KEEP_DIRTY),
+	[VCC_DELETE] = B(O_FLUSH) | B(O_DISCARD_DIRTY),
+	[VCC_FLUSH] = B(O_BACKGROUND) | B(O_BACKING),
+	[VCC_PID] = B(O_JSON),
+	[VCC_LIST] = B(O_JSON),
+	[VCC_SHOW] = B(O_JSON),
+	[VCC_HOTPLUG] = B(O_IDENT),
+};
+
+/* Settings options of create, as the keys of set. */
+static const char *const opt_key[] = {
+	[O_MODE] = "mode", [O_POLICY] = "policy", [O_ADMIT] = "admit",
+	[O_FLUSH_PERIOD] = "flush-period", [O_DIRTY_HIGH] = "dirty-high",
+	[O_DIRTY_LOW] = "dirty-low", [O_SEQ_CUTOFF] = "seq-cutoff",
+};
+
+struct parsed {
+	const char *pos[4096];		/* positional arguments */
+	int npos;
+	const char *val[ARRAY_SIZE(all_opts)];
+	bool given[ARRAY_SIZE(all_opts)];
+};
+
+static int parse_opts(struct vcc_args *a, int argc, char **argv,
+		      struct parsed *p)
+{
+	const char *c = a->cmd_name;
+	bool dashdash = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i], *eq;
+		const struct opt *o = NULL;
+		size_t n, k;
+
+		if (dashdash || s[0] != '-' || !s[1] || isdigit((unsigned char)s[1])) {
+			if (p->npos >= (int)ARRAY_SIZE(p->pos))
+				return vcc_usage_err("%s: too many arguments", c);
+			p->pos[p->npos++] = s;
+			continue;
+		}
+		if (!strcmp(s, "--")) {
+			dashdash = true;
+			continue;
+		}
+		if (s[1] != '-')
+			return vcc_usage_err("%s: unknown option '%s' (options are long: see 'vcache-config help %s')",
+					     c, s, c);
+		s += 2;
+		eq = strchr(s, '=');
+		n = eq ? (size_t)(eq - s) : strlen(s);
+		for (k = 0; k < ARRAY_SIZE(all_opts); k++)
+			if (strlen(all_opts[k].name) == n &&
+			    !strncmp(all_opts[k].name, s, n))
+				o = &all_opts[k];
+		if (!o || !(cmd_opts[a->cmd] & B(o->id)))
+			return vcc_usage_err("%s: unknown option '--%.*s' (see 'vcache-config help %s')",
+					     c, (int)n, s, c);
+		if (p->given[o->id])
+			return vcc_usage_err("%s: --%s is given twice", c, o->name);
+		p->given[o->id] = true;
+		if (!o->arg) {
+			if (eq)
+				return vcc_usage_err("%s: --%s takes no value", c,
+						     o->name);
+			continue;
+		}
+		if (eq) {
+			p->val[o->id] = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return vcc_usage_err("%s: --%s needs a value", c,
+						     o->name);
+			p->val[o->id] = argv[++i];
+		}
+	}
+	return 0;
+}
+
+/* The NAME argument (first positional), checked. */
+static int take_name(struct vcc_args *a, struct parsed *p, const char *what)
+{
+	if (p->npos < 1)
+		return vcc_usage_err("%s: %s is missing (see 'vcache-config help %s')",
+				     a->cmd_name, what, a->cmd_name);
+	a->name = p->pos[0];
+	return vcc_check_name(what, a->name);
+}
+
+static int no_more(struct vcc_args *a, struct parsed *p, int used)
+{
+	if (p->npos > used)
+		return vcc_usage_err("%s: unexpected argument '%s'", a->cmd_name,
+				     p->pos[used]);
+	return 0;
+}
+
+static int check_ident_override(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n >= VCACHE_IDENT_MAX)
+		return vcc_usage_err("--ident '%s': 1 to %d characters", s,
+				     VCACHE_IDENT_MAX - 1);
+	for (i = 0; i < n; i++)
+		if (!isgraph((unsigned char)s[i]))
+			return vcc_usage_err("--ident '%s': printable characters without spaces",
+					     s);
+	return 0;
+}
+
+/* A backing device for create/attach: identity and refusals. */
+static int take_backing(struct vcc_args *a, struct parsed *p)
+{
+	struct vcc_dev *b = &a->backing;
+
+	if (!p->given[O_BACKING])
+		return vcc_usage_err("%s: --backing DEV is required (the slow disk to cache)",
+				     a->cmd_name);
+	if (vcc_dev_open(p->val[O_BACKING], b))
+		return -1;
+	a->has_backing = true;
+	if (b->is_card)
+		return vcc_usage_err("%s (%s) is a vcache card: a card can be the cache (--cache), not a backing device",
+				     b->path, b->name);
+	if (b->is_cached)
+		return vcc_usage_err("%s (%s) is a vcache cached device: give the disk underneath as --backing",
+				     b->path, b->name);
+	if (p->given[O_IDENT]) {
+		if (check_ident_override(p->val[O_IDENT]))
+			return -1;
+		vcc_strlcpy(b->ident, p->val[O_IDENT], sizeof(b->ident));
+	} else if (!b->ident[0]) {
+		return vcc_usage_err("%s (%s) has no stable identity (no WWN, serial, DM/MD uuid or partition uuid in %s/dev/block/%u:%u): after a reboot it could be mistaken for another disk, and dirty data written to the wrong one; give one with --ident STRING if you are sure it is unique and stable",
+				     b->path, b->name, vcc_sysfs_root(),
+				     b->major, b->minor);
+	}
+	if (p->given[O_DEVNAME]) {
+		a->devname = p->val[O_DEVNAME];
+		if (vcc_check_name("--devname", a->devname))
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_create(struct vcc_args *a, struct parsed *p)
+{
+	struct vcc_dev *c = &a->cache, *b = &a->backing;
+	size_t o;
+	u64 v;
+
+	if (take_name(a, p, "cache NAME") || no_more(a, p, 1))
+		return -1;
+	if (!p->given[O_CACHE])
+		return vcc_usage_err("create: --cache DEV is required (the flash: /dev/vflash0, or any block device)");
+	/* every option is checked before the devices are looked at */
+	for (o = 0; o < ARRAY_SIZE(opt_key); o++)
+		if (opt_key[o] && p->given[o] &&
+		    vcc_settings_set(&a->set, opt_key[o], p->val[o]))
+			return -1;
+	if (vcc_settings_check(&a->set))
+		return -1;
+	if (p->given[O_BLOCK_SIZE]) {
+		if (vcc_parse_size("--block-size", p->val[O_BLOCK_SIZE], &v))
+			return -1;
+		if (v < 4096 || v > 65536 || (v & (v - 1)))
+			return vcc_usage_err("--block-size %s: a power of two from 4k to 64k",
+					     p->val[O_BLOCK_SIZE]);
+		a->block_size = (u32)v;
+	}
+	if (p->given[O_SIZE]) {
+		if (vcc_parse_size("--size", p->val[O_SIZE], &a->cache_size))
+			return -1;
+		v = a->block_size ? a->block_size : 4096;
+		if (!a->cache_size || a->cache_size % v)
+			return vcc_usage_err("--size %s: a non-zero multiple of the block size (%llu bytes)",
+					     p->val[O_SIZE], (unsigned long long)v);
+	}
+	if (vcc_dev_open(p->val[O_CACHE], c))
+		return -1;
+	a->has_cache = true;
+	if (c->is_cached)
+		return vcc_usage_err("%s (%s) is a vcache cached device: it cannot be a cache",
+				     c->path, c->name);
+	if (take_backing(a, p))
+		return -1;
+	if (c->major == b->major && c->minor == b->minor)
+		return vcc_usage_err("%s and %s are the same device (%s): the cache and the backing device must differ",
+				     c->path, b->path, c->name);
+	if (b->partition && b->pmajor == c->major && b->pminor == c->minor)
+		return vcc_usage_err("backing device %s (%s) is a partition of the cache device %s (%s)",
+				     b->path, b->name, c->path, c->name);
+	if (c->partition && c->pmajor == b->major && c->pminor == b->minor)
+		return vcc_usage_err("cache device %s (%s) is a partition of the backing device %s (%s)",
+				     c->path, c->name, b->path, b->name);
+	return 0;
+}
+
+static int parse_pids(struct vcc_args *a, struct parsed *p, int from)
+{
+	int i;
+	unsigned int j;
+	u64 v;
+
+	a->nr_pids = (unsigned int)(p->npos - from);
+	if (!a->nr_pids)
+		return vcc_usage_err("pid: give at least one PID");
+	a->pids = calloc(a->nr_pids, sizeof(*a->pids));
+	if (!a->pids)
+		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
+	for (i = from; i < p->npos; i++) {
+		if (vcc_parse_u64(p->pos[i], &v) || !v || v > 4194304)
+			return vcc_usage_err("pid: bad PID '%s': a number from 1 to 4194304",
+					     p->pos[i]);
+		for (j = 0; j < (unsigned int)(i - from); j++)
+			if (a->pids[j] == v)
+				return vcc_usage_err("pid: PID %s is given twice",
+						     p->pos[i]);
+		a->pids[i - from] = (u32)v;
+	}
+	return 0;
+}
+
+static int parse_pid(struct vcc_args *a, struct parsed *p)
+{
+	const char *w;
+
+	if (take_name(a, p, "cache NAME"))
+		return -1;
+	if (p->npos < 2)
+		return vcc_usage_err("pid: what to do is missing: allow|deny add|del|clear PID..., list, clear or default cache-all|cache-none");
+	w = p->pos[1];
+	if (p->given[O_JSON] && strcmp(w, "list"))
+		return vcc_usage_err("pid: --json goes with 'list' only");
+	if (!strcmp(w, "list")) {
+		a->pid_cmd = VCC_PID_LIST_CMD;
+		a->json = p->given[O_JSON];
+		return no_more(a, p, 2);
+	}
+	if (!strcmp(w, "clear")) {
+		a->pid_cmd = VCC_PID_CLEAR_ALL;
+		return no_more(a, p, 2);
+	}
+	if (!strcmp(w, "default")) {
+		a->pid_cmd = VCC_PID_DEFAULT_CMD;
+		if (p->npos < 3)
+			return vcc_usage_err("pid default: cache-all or cache-none");
+		a->pid_default = vcc_name_lookup(vcc_pid_defaults, p->pos[2]);
+		if (a->pid_default < 0)
+			return vcc_usage_err("pid default: '%s' is not cache-all or cache-none",
+					     p->pos[2]);
+		return no_more(a, p, 3);
+	}
+	a->pid_list = vcc_name_lookup(vcc_pid_lists, w);
+	if (a->pid_list < 0)
+		return vcc_usage_err("pid: '%s' is not allow, deny, list, clear or default",
+				     w);
+	a->pid_cmd = VCC_PID_CHANGE;
+	if (p->npos < 3)
+		return vcc_usage_err("pid %s: add, del or clear", w);
+	if (!strcmp(p->pos[2], "add"))
+		a->pid_op = VCACHE_PID_ADD;
+	else if (!strcmp(p->pos[2], "del") || !strcmp(p->pos[2], "delete"))
+		a->pid_op = VCACHE_PID_DEL;
+	else if (!strcmp(p->pos[2], "clear"))
+		a->pid_op = VCACHE_PID_CLEAR;
+	else
+		return vcc_usage_err("pid %s: '%s' is not add, del or clear", w,
+				     p->pos[2]);
+	if (a->pid_op == VCACHE_PID_CLEAR)
+		return no_more(a, p, 3);
+	return parse_pids(a, p, 3);
+}
+
+/* flush, detach: --backing DEV names a device that is there now */
+static int take_backing_dev(struct vcc_args *a, struct parsed *p)
+{
+	if (!p->given[O_BACKING])
+		return 0;
+	a->has_backing = true;
+	return vcc_dev_open(p->val[O_BACKING], &a->backing);
+}
+
+static int parse_cmd(struct vcc_args *a, struct parsed *p)
+{
+	int i;
+
+	switch (a->cmd) {
+	case VCC_CREATE:
+		return parse_create(a, p);
+	case VCC_ATTACH:
+		if (take_name(a, p, "cache NAME") || no_more(a, p, 1))
+			return -1;
+		return take_backing(a, p);
+	case VCC_DETACH:
+		if (take_name(a, p, "NAME") || no_more(a, p, 1))
+			return -1;
+		if (p->given[O_FLUSH] && p->given[O_KEEP_DIRTY])
+			return vcc_usage_err("detach: --flush (write dirty data back first) and --keep-dirty (leave it on the cache) exclude each other");
+		a->flags = (p->given[O_FLUSH] ? VCACHE_F_FLUSH : 0) |
+			   (p->given[O_KEEP_DIRTY] ? VCACHE_F_KEEP_DIRTY : 0);
+		return take_backing_dev(a, p);
+	case VCC_DELETE:
+		if (take_name(a, p, "cache NAME") || no_more(a, p, 1))
+			return -1;
+		if (p->given[O_FLUSH] && p->given[O_DISCARD_DIRTY])
+			return vcc_usage_err("delete: --flush (write dirty data back first) and --discard-dirty (throw it away) exclude each other");
+		a->flags = (p->given[O_FLUSH] ? VCACHE_F_FLUSH : 0) |
+			   (p->given[O_DISCARD_DIRTY] ? VCACHE_F_DISCARD_DIRTY : 0);
+		return 0;
+	case VCC_FLUSH:
+		if (take_name(a, p, "cache NAME") || no_more(a, p, 1))
+			return -1;
+		a->background = p->given[O_BACKGROUND];
+		return take_backing_dev(a, p);
+	case VCC_SET:
+		if (take_name(a, p, "cache NAME"))
+			return -1;
+		if (p->npos < 2)
+			return vcc_usage_err("set: give at least one KEY=VALUE (see 'vcache-config help set')");
+		for (i = 1; i < p->npos; i++)
+			if (vcc_settings_parse_kv(&a->set, p->pos[i]))
+				return -1;
+		return vcc_settings_check(&a->set);
+	case VCC_PID:
+		return parse_pid(a, p);
+	case VCC_LIST:
+		a->json = p->given[O_JSON];
+		return no_more(a, p, 0);
+	case VCC_SHOW:
+	case VCC_RESET_STATS:
+		a->json = p->given[O_JSON];
+		if (take_name(a, p, "cache NAME"))
+			return -1;
+		return no_more(a, p, 1);
+	case VCC_HOTPLUG:
+	case VCC_IDENT:
+		if (p->npos < 1)
+			return vcc_usage_err("%s: DEV is missing", a->cmd_name);
+		if (no_more(a, p, 1) || vcc_dev_open(p->pos[0], &a->backing))
+			return -1;
+		a->has_backing = true;
+		if (p->given[O_IDENT]) {
+			if (check_ident_override(p->val[O_IDENT]))
+				return -1;
+			vcc_strlcpy(a->backing.ident, p->val[O_IDENT],
+				    sizeof(a->backing.ident));
+		}
+		return 0;
+	default:
+		return vcc_usage_err("unknown command");
+	}
+}
+
+int vcc_parse_args(int argc, char **argv, struct vcc_args *a)
+{
+	struct parsed *p;
+	int cmd, rc;
+
+	memset(a, 0, sizeof(*a));
+	a->pid_default = -1;
+	a->pid_list = -1;
+	a->pid_op = -1;
+	cmd = vcc_cmd_by_name(argv[0]);
+	if (cmd < 0)
+		return vcc_usage_err("unknown command '%s' (vcache-config --help lists them)",
+				     argv[0]);
+	a->cmd = (enum vcc_cmd)cmd;
+	a->cmd_name = vcc_cmd_name(a->cmd);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
+	rc = parse_opts(a, argc, argv, p);
+	if (!rc)
+		rc = parse_cmd(a, p);
+	free(p);
+	return rc;
+}

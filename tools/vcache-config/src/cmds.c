@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmds.c - the commands: arguments (already checked) into requests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "flush.h"
+#include "guard.h"
+#include "names.h"
+#include "print.h"
+
+#define NOMEM() vcc_fail(VCACHE_EXIT_FAIL, "out of memory")
+
+static struct nl_msg *named_msg(struct vcc_nl *nl, int cmd, const char *name)
+{
+	struct nl_msg *msg = vcc_nl_msg(nl, cmd, 0);
+
+	if (msg && nla_put_string(msg, VCACHE_A_NAME, name)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* BACKING nest for create/attach/hotplug: DEV, IDENT, optional DEVNAME */
+static int put_backing(struct nl_msg *msg, const struct vcc_dev *b,
+		       const char *devname)
+{
+	struct nlattr *n = nla_nest_start(msg, VCACHE_A_BACKING);
+
+	if (!n || nla_put_u64(msg, VCACHE_B_DEV, vcc_devnum(b->major, b->minor)) ||
+	    nla_put_string(msg, VCACHE_B_IDENT, b->ident) ||
+	    (devname && nla_put_string(msg, VCACHE_B_DEVNAME, devname)))
+		return -1;
+	nla_nest_end(msg, n);
+	return 0;
+}
+
+/* MODE, POLICY and one PARAMS nest with every parameter given */
+static int put_settings(struct nl_msg *msg, const struct vcc_settings *s)
+{
+	struct nlattr *n;
+	int i;
+	bool any = false;
+
+	if ((s->has_mode && nla_put_u8(msg, VCACHE_A_MODE, s->mode)) ||
+	    (s->has_policy && nla_put_u8(msg, VCACHE_A_POLICY, s->policy)))
+		return -1;
+	for (i = 1; i < VCC_NR_P; i++)
+		any |= s->has[i];
+	if (!any)
+		return 0;
+	n = nla_nest_start(msg, VCACHE_A_PARAMS);
+	if (!n)
+		return -1;
+	for (i = 1; i < VCC_NR_P; i++)
+		if (s->has[i] && nla_put_u64(msg, i, s->v[i]))
+			return -1;
+	nla_nest_end(msg, n);
+	return 0;
+}
+
+/* After create/attach: where the cached device is. */
+static void report_backing(struct vcc_nl *nl, const char *cache,
+			   const struct vcc_dev *b, const char *verb)
+{
+	struct vcc_cache_info *c = calloc(1, sizeof(*c));
+	const struct vcc_backing_info *bk = NULL;
+
+	if (c && !vcc_nl_get(nl, cache, c, NULL))
+		bk = vcc_find_backing(c, NULL, vcc_devnum(b->major, b->minor));
+	if (bk)
+		printf("%s %s: /dev/vcache/%s (%s) caches %s (identity %s) through %s\n",
+		       cache, verb, bk->devname, bk->disk, b->path, b->ident,
+		       c->cache_disk);
+	else
+		printf("%s %s: caches %s (identity %s)\n", cache, verb, b->path,
+		       b->ident);
+	free(c);
+}
+
+int vcc_cmd_create(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_CREATE, a->name);
+	char what[256];
+
+	if (!msg ||
+	    nla_put_u64(msg, VCACHE_A_CACHE_DEV,
+			vcc_devnum(a->cache.major, a->cache.minor)) ||
+	    put_backing(msg, &a->backing, a->devname) ||
+	    (a->cache_size && nla_put_u64(msg, VCACHE_A_CACHE_SIZE, a->cache_size)) ||
+	    (a->block_size && nla_put_u32(msg, VCACHE_A_BLOCK_SIZE, a->block_size)) ||
+	    put_settings(msg, &a->set)) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "create %s (cache device %s, backing device %s)",
+		 a->name, a->cache.path, a->backing.path);
+	if (vcc_nl_do(nl, msg, what, NULL))
+		return -1;
+	report_backing(nl, a->name, &a->backing, "created");
+	return 0;
+}
+
+int vcc_cmd_attach(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_ATTACH, a->name);
+	char what[256];
+
+	if (!msg || put_backing(msg, &a->backing, a->devname)) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "attach %s to cache %s", a->backing.path,
+		 a->name);
+	if (vcc_nl_do(nl, msg, what, NULL))
+		return -1;
+	report_backing(nl, a->name, &a->backing, "attached");
+	return 0;
+}
+
+/*
+ * detach NAME: NAME is a cached device's name (/dev/vcache/NAME), or a
+ * cache's name with --backing DEV or a single backing device.
+ */
+static int find_detach(struct vcc_nl *nl, struct vcc_args *a,
+		       struct vcc_cache_info *out, unsigned int *idx)
+{
+	struct vcc_cache_info *cs = NULL;
+	unsigned int n = 0, i, j;
+	u64 dev = a->has_backing ? vcc_devnum(a->backing.major, a->backing.minor) : 0;
+	int rc = -1;
+
+	if (vcc_nl_dump(nl, &cs, &n))
+		return -1;
+	for (i = 0; i < n && rc; i++)
+		for (j = 0; j < cs[i].nr_backing && rc; j++) {
+			const struct vcc_backing_info *b = &cs[i].backing[j];
+			bool by_name = !dev && !strcmp(b->devname, a->name);
+			bool by_dev = dev && !strcmp(cs[i].name, a->name) &&
+				      b->dev == dev;
+			bool single = !dev && !strcmp(cs[i].name, a->name) &&
+				      cs[i].nr_backing == 1;
+
+			if (by_name || by_dev || single) {
+				*out = cs[i];
+				*idx = j;
+				rc = 0;
+			}
+		}
+	free(cs);
+	if (!rc)
+		return 0;
+	if (dev)
+		return vcc_fail(VCACHE_EXIT_NOENT, "detach: %s is not a backing device of a cache named %s (vcache-config list shows the caches)",
+				a->backing.path, a->name);
+	return vcc_fail(VCACHE_EXIT_NOENT, "detach: no cached device named %s (vcache-config list shows them; a cache with several backing devices also takes --backing DEV)",
+			a->name);
+}
+
+int vcc_cmd_detach(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_cache_info *c = calloc(1, sizeof(*c));
+	const struct vcc_backing_info *b;
+	struct nl_msg *msg;
+	struct nlattr *n;
+	char what[256], label[64];
+	unsigned int idx = 0;
+	int rc = -1;
+
+	if (!c)
+		return NOMEM();
+	if (find_detach(nl, a, c, &idx))
+		goto out;
+	b = &c->backing[idx];
+	if (vcc_guard_detach(c, b, a->flags))
+		goto out;
+	snprintf(label, sizeof(label), "(%s)", b->devname);
+	if ((a->flags & VCACHE_F_FLUSH) && b->dirty_bytes) {
+		struct vcc_flush_req r = { .name = c->name, .devname = b->devname,
+					   .label = label };
+
+		if (vcc_flush_run(nl, &r))
+			goto out;
+	}
+	snprintf(what, sizeof(what), "detach %s from cache %s (backing disk %s, %s)",
+		 b->devname, c->name, b->backing_disk[0] ? b->backing_disk : "-",
+		 vcc_name_of(vcc_bstates, b->state));
+	msg = named_msg(nl, VCACHE_CMD_DETACH, c->name);
+	n = msg ? nla_nest_start(msg, VCACHE_A_BACKING) : NULL;
+	if (!n || nla_put_string(msg, VCACHE_B_DEVNAME, b->devname)) {
+		nlmsg_free(msg);
+		rc = NOMEM();
+		goto out;
+	}
+	nla_nest_end(msg, n);
+	if (nla_put_u32(msg, VCACHE_A_FLAGS, a->flags)) {
+		nlmsg_free(msg);
+		rc = NOMEM();
+		goto out;
+	}
+	rc = vcc_nl_do(nl, msg, what, NULL);
+	if (!rc)
+		printf("%s: detached from cache %s%s\n", b->devname, c->name,
+		       (a->flags & VCACHE_F_KEEP_DIRTY) && b->dirty_bytes ?
+		       "; its dirty data stays on the cache until it is attached again" : "");
+out:
+	free(c);
+	return rc;
+}
+
+int vcc_cmd_delete(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_cache_info *c = calloc(1, sizeof(*c));
+	struct nl_msg *msg;
+	char what[128];
+	int rc = -1;
+
+	if (!c)
+		return NOMEM();
+	if (vcc_nl_get(nl, a->name, c, NULL) || vcc_guard_delete(c, a->flags))
+		goto out;
+	if ((a->flags & VCACHE_F_FLUSH) && vcc_cache_dirty(c)) {
+		struct vcc_flush_req r = { .name = a->name };
+
+		if (vcc_flush_run(nl, &r))
+			goto out;
+	}
+	snprintf(what, sizeof(what), "delete cache %s (%s)", a->name,
+		 vcc_name_of(vcc_states, c->state));
+	msg = named_msg(nl, VCACHE_CMD_DELETE, a->name);
+	if (!msg || nla_put_u32(msg, VCACHE_A_FLAGS, a->flags)) {
+		nlmsg_free(msg);
+		rc = NOMEM();
+		goto out;
+	}
+	rc = vcc_nl_do(nl, msg, what, NULL);
+	if (!rc)
+		printf("cache %s deleted\n", a->name);
+out:
+	free(c);
+	return rc;
+}
+
+int vcc_cmd_flush(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_flush_req r = { .name = a->name, .background = a->background };
+
+	if (a->has_backing) {
+		r.dev = vcc_devnum(a->backing.major, a->backing.minor);
+		r.label = a->backing.path;
+	}
+	return vcc_flush_run(nl, &r);
+}
+
+int vcc_cmd_set(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_SET, a->name);
+	char what[96];
+
+	/* one message: the kernel applies all of it or nothing */
+	if (!msg || put_settings(msg, &a->set)) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "set on cache %s", a->name);
+	return vcc_nl_do(nl, msg, what, NULL);
+}
+
+static int pid_msg(struct vcc_nl *nl, struct vcc_args *a, int list, int op,
+		   const u32 *pids, unsigned int n)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_PID_SET, a->name);
+	struct nlattr *nest;
+	char what[128];
+	unsigned int i;
+
+	if (!msg || nla_put_u8(msg, VCACHE_A_PID_LIST, (u8)list) ||
+	    nla_put_u8(msg, VCACHE_A_PID_OP, (u8)op))
+		goto nomem;
+	if (op != VCACHE_PID_CLEAR) {
+		nest = nla_nest_start(msg, VCACHE_A_PIDS);
+		if (!nest)
+			goto nomem;
+		for (i = 0; i < n; i++)
+			if (nla_put_u32(msg, VCACHE_A_PID, pids[i]))
+				goto nomem;
+		nla_nest_end(msg, nest);
+	}
+	snprintf(what, sizeof(what), "pid %s %s on cache %s",
+		 vcc_name_of(vcc_pid_lists, list),
+		 op == VCACHE_PID_ADD ? "add" : op == VCACHE_PID_DEL ? "del" : "clear",
+		 a->name);
+	return vcc_nl_do(nl, msg, what, NULL);
+nomem:
+	nlmsg_free(msg);
+	return NOMEM();
+}
+
+int vcc_cmd_pid(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_pid_info p;
+	struct nl_msg *msg;
+	unsigned int i, n;
+	char what[96];
+	int rc;
+
+	switch (a->pid_cmd) {
+	case VCC_PID_LIST_CMD:
+		if (vcc_nl_pid_get(nl, a->name, &p))
+			return -1;
+		(a->json ? &vcc_print_json : &vcc_print_text)->pids(stdout, &p);
+		free(p.pids[0]);
+		free(p.pids[1]);
+		return 0;
+	case VCC_PID_CLEAR_ALL:
+		return pid_msg(nl, a, VCACHE_PID_ALLOW, VCACHE_PID_CLEAR, NULL, 0) ||
+		       pid_msg(nl, a, VCACHE_PID_DENY, VCACHE_PID_CLEAR, NULL, 0) ?
+		       -1 : 0;
+	case VCC_PID_DEFAULT_CMD:
+		msg = named_msg(nl, VCACHE_CMD_PID_SET, a->name);
+		if (!msg || nla_put_u8(msg, VCACHE_A_PID_DEFAULT, (u8)a->pid_default)) {
+			nlmsg_free(msg);
+			return NOMEM();
+		}
+		snprintf(what, sizeof(what), "pid default on cache %s", a->name);
+		return vcc_nl_do(nl, msg, what, NULL);
+	case VCC_PID_CHANGE:
+		if (a->pid_op == VCACHE_PID_CLEAR)
+			return pid_msg(nl, a, a->pid_list, a->pid_op, NULL, 0);
+		/* at most VCACHE_PIDS_MAX per message */
+		for (i = 0; i < a->nr_pids; i += n) {
+			n = a->nr_pids - i;
+			if (n > VCACHE_PIDS_MAX)
+				n = VCACHE_PIDS_MAX;
+			rc = pid_msg(nl, a, a->pid_list, a->pid_op, a->pids + i, n);
+			if (rc && i)
+				fprintf(stderr, "vcache-config: note: the first %u PIDs were already %s\n",
+					i, a->pid_op == VCACHE_PID_ADD ? "added" : "removed");
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	return vcc_usage_err("pid: nothing to do");
+}
+
+int vcc_cmd_list(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_cache_info *cs = NULL;
+	unsigned int n = 0;
+
+	if (vcc_nl_dump(nl, &cs, &n))
+		return -1;
+	(a->json ? &vcc_print_json : &vcc_print_text)->list(stdout, cs, n);
+	free(cs);
+	return 0;
+}
+
+int vcc_cmd_show(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct vcc_cache_info *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return NOMEM();
+	rc = vcc_nl_get(nl, a->name, c, NULL);
+	if (!rc)
+		(a->json ? &vcc_print_json : &vcc_print_text)->show(stdout, c);
+	free(c);
+	return rc;
+}
+
+int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = vcc_nl_msg(nl, VCACHE_CMD_HOTPLUG, 0);
+	char what[128];
+	int err;
+
+	if (!msg || put_backing(msg, &a->backing, NULL)) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "hotplug %s (identity %s)", a->backing.path,
+		 a->backing.ident);
+	if (vcc_nl_do(nl, msg, what, &err))
+		return err == ENOENT ? 0 : -1;	/* no cache waits for it */
+	printf("%s (identity %s): attached to the cache that was waiting for it\n",
+	       a->backing.path, a->backing.ident);
+	return 0;
+}
+
+int vcc_cmd_ident(struct vcc_nl *nl, struct vcc_args *a)
+{
+	(void)nl;
+	if (!a->backing.ident[0])
+		return vcc_fail(VCACHE_EXIT_FAIL, "%s (%s) has no stable identity (no WWN, serial, DM/MD uuid or partition uuid in sysfs); vcache will not cache it without --ident",
+				a->backing.path, a->backing.name);
+	printf("%s\n", a->backing.ident);
+	return 0;
+}
+
+int vcc_cmd_reset_stats(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_RESET_STATS, a->name);
+	char what[96];
+
+	if (!msg)
+		return NOMEM();
+	snprintf(what, sizeof(what), "reset-stats of cache %s", a->name);
+	return vcc_nl_do(nl, msg, what, NULL);
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vcache-config - create, change and inspect vcache caches over the
+ * generic netlink family "vcache".  See vcache-config(8).
+ *
+ * main.c: the command table, help, and the order every command follows:
+ * parse and check everything (args.c), then open netlink, then act.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+#ifndef VCC_VERSION
+#define VCC_VERSION "unknown"
+#endif
+
+struct command {
+	enum vcc_cmd cmd;
+	vcc_handler fn;
+	bool needs_nl;
+	const char *usage;
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ VCC_CREATE, vcc_cmd_create, true,
+	  "create NAME --cache DEV [--size SIZE] --backing DEV [--mode wb|wt|wa|pt]\n"
+	  "       [--block-size SIZE] [--policy lru|fifo] [--admit on|off]\n"
+	  "       [--flush-period SEC] [--dirty-high PCT|SIZE] [--dirty-low PCT|SIZE]\n"
+	  "       [--seq-cutoff SIZE|off] [--ident STRING] [--devname NAME]",
+	  "Create cache NAME on DEV (a vcache card /dev/vflashN: a region of\n"
+	  "SIZE, default all free space; or any block device) caching the backing\n"
+	  "device; its cached device is /dev/vcache/NAME." },
+	{ VCC_ATTACH, vcc_cmd_attach, true,
+	  "attach NAME --backing DEV [--ident STRING] [--devname NAME]",
+	  "Cache one more backing device on cache NAME (/dev/vcache/NAME-<id>)." },
+	{ VCC_DETACH, vcc_cmd_detach, true,
+	  "detach NAME [--backing DEV] [--flush | --keep-dirty]",
+	  "Stop caching the backing device of cached device NAME (or of cache\n"
+	  "NAME's --backing DEV).  Refused while it has dirty data unless\n"
+	  "--flush (write it back first) or --keep-dirty (leave it on the cache)." },
+	{ VCC_DELETE, vcc_cmd_delete, true,
+	  "delete NAME [--flush | --discard-dirty]",
+	  "Delete cache NAME and its cached devices.  Refused while dirty unless\n"
+	  "--flush or --discard-dirty (dirty data is lost)." },
+	{ VCC_FLUSH, vcc_cmd_flush, true,
+	  "flush NAME [--background] [--backing DEV]",
+	  "Write back the dirty data of cache NAME (or of one backing device) and\n"
+	  "wait, showing progress; Ctrl-C cancels the flush (exit 5)." },
+	{ VCC_SET, vcc_cmd_set, true,
+	  "set NAME KEY=VALUE...",
+	  "Change settings online, all in one message (all or nothing).  Keys:\n"
+	  "mode, policy, admit, flush-period, dirty-high, dirty-low, seq-cutoff\n"
+	  "and every parameter by its name (see vcache-config(8))." },
+	{ VCC_PID, vcc_cmd_pid, true,
+	  "pid NAME allow|deny add|del PID...\n"
+	  "       pid NAME allow|deny clear\n"
+	  "       pid NAME list [--json]\n"
+	  "       pid NAME clear\n"
+	  "       pid NAME default cache-all|cache-none",
+	  "The PID lists: which processes' I/O cache NAME caches." },
+	{ VCC_LIST, vcc_cmd_list, true, "list [--json]",
+	  "Every cache, one line each." },
+	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--json]",
+	  "Everything about cache NAME: settings, backing devices, statistics." },
+	{ VCC_RESET_STATS, vcc_cmd_reset_stats, true, "reset-stats NAME",
+	  "Zero the statistics of cache NAME." },
+	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING]",
+	  "For udev: attach DEV to the cache waiting for its identity, if any." },
+	{ VCC_IDENT, vcc_cmd_ident, false, "ident DEV",
+	  "Print the identity by which vcache recognises DEV across reboots." },
+};
+
+static const struct command *find(enum vcc_cmd cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (commands[i].cmd == cmd)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: vcache-config COMMAND [ARGS]\n\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  vcache-config %s\n", commands[i].usage);
+	fprintf(f, "\n  vcache-config help COMMAND | --help | --version\n"
+		"\nSizes: 4096, 4k, 512M, 1.5G, 2TiB (k = 1024).  Exit status: 0 ok, 1 failed,\n"
+		"2 bad arguments, 3 no such cache or device, 4 busy or dirty, 5 interrupted,\n"
+		"6 vcache.ko not loaded, 7 needs root.  See vcache-config(8).\n");
+}
+
+static int help(const char *name)
+{
+	int cmd = vcc_cmd_by_name(name);
+	const struct command *c = cmd >= 0 ? find((enum vcc_cmd)cmd) : NULL;
+
+	if (!c) {
+		fprintf(stderr, "vcache-config: help: unknown command '%s'\n", name);
+		return VCACHE_EXIT_USAGE;
+	}
+	printf("usage: vcache-config %s\n\n%s\n", c->usage, c->help);
+	return 0;
+}
+
+/* hotplug from udev: quiet when there is nothing vcache could want */
+static bool hotplug_nothing_to_do(const struct vcc_args *a)
+{
+	return !a->backing.ident[0] || a->backing.is_card ||
+	       a->backing.is_cached;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+	struct vcc_nl *nl = NULL;
+	struct vcc_args a;
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return VCACHE_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("vcache-config %s (netlink family %s version %d)\n",
+		       VCC_VERSION, VCACHE_GENL_NAME, VCACHE_GENL_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help"))
+		return argc > 2 ? help(argv[2]) : (usage(stdout), 0);
+	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
+		return help(argv[1]);
+
+	if (vcc_parse_args(argc - 1, argv + 1, &a)) {
+		if (a.cmd == VCC_HOTPLUG && vcc_err_code != VCACHE_EXIT_USAGE)
+			return 0;	/* gone already, not in sysfs: nothing */
+		fprintf(stderr, "vcache-config: %s\n", vcc_errbuf);
+		return vcc_err_code;
+	}
+	c = find(a.cmd);
+	if (a.cmd == VCC_HOTPLUG && hotplug_nothing_to_do(&a))
+		return 0;
+	if (c->needs_nl && vcc_nl_open(&nl)) {
+		vcc_nl_close(nl);
+		if (a.cmd == VCC_HOTPLUG && vcc_err_code == VCACHE_EXIT_NOMOD)
+			return 0;
+		fprintf(stderr, "vcache-config: %s\n", vcc_errbuf);
+		return vcc_err_code;
+	}
+	rc = c->fn(nl, &a);
+	vcc_nl_close(nl);
+	free(a.pids);
+	if (rc) {
+		fprintf(stderr, "vcache-config: %s\n", vcc_errbuf);
+		return vcc_err_code ? vcc_err_code : VCACHE_EXIT_FAIL;
+	}
+	return 0;
+}
