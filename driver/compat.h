@@ -13,6 +13,7 @@
  *   6.11  write cache, FUA and rotational become queue_limits features;
  *         the blk_queue_*() limit setters are gone
  *   6.14  blk_mq_pci_map_queues() -> blk_mq_map_hw_queues();
+ *         blk_mq_freeze_queue() returns memflags for the unfreeze;
  *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
  *   6.15  blk_rq_map_sg() loses its request_queue argument
  *   7.0   kmalloc_obj(), kzalloc_obj(): typed allocation of one object
@@ -211,6 +212,19 @@ static inline int vcd_compat_rq_map_sg(struct request *rq,
 	__vcd_p;							\
 })
 #endif
+
+/* Wait for every request in flight on @q to end (new ones wait meanwhile). */
+static inline void vcd_blk_drain(struct request_queue *q)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	unsigned int memflags = blk_mq_freeze_queue(q);
+
+	blk_mq_unfreeze_queue(q, memflags);
+#else
+	blk_mq_freeze_queue(q);
+	blk_mq_unfreeze_queue(q);
+#endif
+}
 
 /* An exclusive open of a card's disk by an in-module user (vc_stack.c). */
 struct vcd_bdev_handle {

@@ -40,6 +40,8 @@ static const char *vcd_opname(u8 opcode)
 static blk_status_t vcd_setup_cmd(struct vcd_dev *dev, struct request *rq,
 				  struct vc_sqe *cmd, bool *data)
 {
+	sector_t pos;
+
 	*data = false;
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -64,8 +66,10 @@ static blk_status_t vcd_setup_cmd(struct vcd_dev *dev, struct request *rq,
 	default:
 		return BLK_STS_NOTSUPP;
 	}
-	cmd->rw.slba = cpu_to_le64(blk_rq_pos(rq) >>
-				   (dev->lba_shift - SECTOR_SHIFT));
+	pos = blk_rq_pos(rq);
+	if (rq->q != dev->disk->queue)	/* a region (vc_space.c) */
+		pos += vcd_region_offset(rq);
+	cmd->rw.slba = cpu_to_le64(pos >> (dev->lba_shift - SECTOR_SHIFT));
 	cmd->rw.nlb = cpu_to_le32(blk_rq_bytes(rq) >> dev->lba_shift);
 	return BLK_STS_OK;
 }
@@ -469,30 +473,39 @@ int vcd_blk_init_tagset(struct vcd_dev *dev)
 	return 0;
 }
 
+/* The card's queue limits, for the raw disk and every region. */
+void vcd_blk_limits(struct vcd_dev *dev, struct vcd_limits *l)
+{
+	const struct vcd_ident *id = &dev->id;
+	unsigned int to_sect = dev->lba_shift - SECTOR_SHIFT;
+
+	memset(l, 0, sizeof(*l));
+	l->lba_size = id->lba_size;
+	l->phys_block_size = id->phys_block_size;
+	l->max_hw_sectors = id->max_xfer >> SECTOR_SHIFT;
+	l->max_segments = dev->max_segs;
+	l->max_segment_size = id->max_xfer;
+	if ((id->flags & VC_ID_F_DEALLOCATE) && id->max_discard_nlb) {
+		l->discard_granularity = max(id->discard_gran, id->lba_size);
+		l->max_discard_sectors = min_t(u64, (u64)id->max_discard_nlb <<
+					       to_sect, UINT_MAX);
+	}
+	if ((id->flags & VC_ID_F_WRITE_ZEROES) && id->max_wzeroes_nlb)
+		l->max_write_zeroes_sectors =
+			min_t(u64, (u64)id->max_wzeroes_nlb << to_sect,
+			      UINT_MAX);
+	l->write_cache = id->flags & VC_ID_F_VWC;
+	l->fua = id->flags & VC_ID_F_FUA;
+}
+
 int vcd_blk_alloc_disk(struct vcd_dev *dev)
 {
 	const struct vcd_ident *id = &dev->id;
 	unsigned int to_sect = dev->lba_shift - SECTOR_SHIFT;
-	struct vcd_limits l = { };
+	struct vcd_limits l;
 	struct gendisk *disk;
 
-	l.lba_size = id->lba_size;
-	l.phys_block_size = id->phys_block_size;
-	l.max_hw_sectors = id->max_xfer >> SECTOR_SHIFT;
-	l.max_segments = dev->max_segs;
-	l.max_segment_size = id->max_xfer;
-	if ((id->flags & VC_ID_F_DEALLOCATE) && id->max_discard_nlb) {
-		l.discard_granularity = max(id->discard_gran, id->lba_size);
-		l.max_discard_sectors = min_t(u64, (u64)id->max_discard_nlb <<
-					      to_sect, UINT_MAX);
-	}
-	if ((id->flags & VC_ID_F_WRITE_ZEROES) && id->max_wzeroes_nlb)
-		l.max_write_zeroes_sectors =
-			min_t(u64, (u64)id->max_wzeroes_nlb << to_sect,
-			      UINT_MAX);
-	l.write_cache = id->flags & VC_ID_F_VWC;
-	l.fua = id->flags & VC_ID_F_FUA;
-
+	vcd_blk_limits(dev, &l);
 	disk = vcd_alloc_disk(&dev->tagset, &l, dev);
 	if (IS_ERR(disk))
 		return PTR_ERR(disk);
@@ -536,12 +549,20 @@ void vcd_blk_free(struct vcd_dev *dev)
 	dev->tagset_alloced = false;
 }
 
-/* Stop dispatch to the card (once; ctrl_lock held). */
+/*
+ * Stop dispatch to the card (once; ctrl_lock held): the raw disk's queue
+ * and every open region's (vc_space.c adds and removes regions under
+ * ctrl_lock, matching this state).
+ */
 void vcd_blk_quiesce(struct vcd_dev *dev)
 {
+	struct vcd_region *r;
+
 	lockdep_assert_held(&dev->ctrl_lock);
 	if (dev->disk && !dev->quiesced) {
 		blk_mq_quiesce_queue(dev->disk->queue);
+		list_for_each_entry(r, &dev->regions, node)
+			blk_mq_quiesce_queue(r->disk->queue);
 		dev->quiesced = true;
 	}
 }
@@ -549,10 +570,16 @@ void vcd_blk_quiesce(struct vcd_dev *dev)
 /* Dispatch again, requeued requests first (ctrl_lock held). */
 void vcd_blk_unquiesce(struct vcd_dev *dev)
 {
+	struct vcd_region *r;
+
 	lockdep_assert_held(&dev->ctrl_lock);
 	if (dev->disk && dev->quiesced) {
 		blk_mq_unquiesce_queue(dev->disk->queue);
 		blk_mq_kick_requeue_list(dev->disk->queue);
+		list_for_each_entry(r, &dev->regions, node) {
+			blk_mq_unquiesce_queue(r->disk->queue);
+			blk_mq_kick_requeue_list(r->disk->queue);
+		}
 		dev->quiesced = false;
 	}
 }

@@ -263,6 +263,7 @@ static void vcd_teardown(struct vcd_dev *dev, bool shutdown)
 			dev->name, atomic_read(&dev->leaked_bufs));
 	/* interrupts (they look up requests) go before the tag set */
 	vcd_free_io_queues(dev);
+	vcd_space_release(dev);	/* region disks go before the tag set */
 	vcd_blk_free(dev);
 	dma_pool_destroy(dev->sgl_pool);
 	if (test_and_clear_bit(VCD_Q_IRQ, &dev->aq.flags))
@@ -362,7 +363,10 @@ static int vcd_bring_up(struct vcd_dev *dev)
 	dev->last_heartbeat = readl(&dev->regs->heartbeat);
 	dev->heartbeat_stamp = jiffies;
 	vcd_set_state(dev, VCD_STATE_NEW, VCD_STATE_LIVE);
-	ret = vcd_blk_add_disk(dev);
+	/* the card-space table sizes the raw disk before anyone sees it */
+	ret = vcd_space_load(dev);
+	if (!ret)
+		ret = vcd_blk_add_disk(dev);
 	if (ret) {
 		/* I/O during add_disk may have started a reset */
 		vcd_set_state(dev, VCD_STATE_LIVE, VCD_STATE_DELETING);
@@ -451,6 +455,7 @@ static void vcd_remove(struct pci_dev *pdev)
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
 	vcd_debugfs_remove(dev);
 	vcd_stack_going(dev);	/* its users stop and let go first */
+	vcd_space_remove(dev);	/* regions a user left open */
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
 		vcd_kill(dev, "device gone");

@@ -54,6 +54,8 @@ void vcd_stack_add(struct vcd_dev *dev)
 	mutex_lock(&vcd_cards_lock);
 	list_add_tail(&dev->card.node, &vcd_cards);
 	mutex_unlock(&vcd_cards_lock);
+	/* its users bring back what its regions hold */
+	blocking_notifier_call_chain(&vcd_card_chain, VCD_CARD_UP, &dev->card);
 }
 
 /*
@@ -196,6 +198,7 @@ int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info)
 		strscpy(info->serial, id->serial, sizeof(info->serial));
 		strscpy(info->model, id->model, sizeof(info->model));
 		strscpy(info->disk, dev->name, sizeof(info->disk));
+		info->devt = dev->disk ? disk_devt(dev->disk) : 0;
 		info->capacity = id->capacity;
 		info->lba_size = id->lba_size;
 		info->phys_block_size = id->phys_block_size;
@@ -226,6 +229,71 @@ int vcd_card_health(struct vcd_card *card, struct vc_health_log *log)
 			vcd_get_health(dev, log) : -EAGAIN;
 	mutex_unlock(&card->lock);
 	return ret;
+}
+
+/**
+ * vcd_card_for_each - call @fn for every bound card
+ *
+ * @fn gets a referenced card and may sleep; a non-zero return stops the
+ * walk and is returned.  Cards probed meanwhile are announced by
+ * VCD_CARD_UP instead.
+ */
+int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg)
+{
+	struct vcd_card **cards;
+	struct vcd_dev *dev;
+	int n = 0, i, ret = 0;
+
+	mutex_lock(&vcd_cards_lock);
+	list_for_each_entry(dev, &vcd_cards, card.node)
+		n++;
+	cards = kcalloc(max(n, 1), sizeof(*cards), GFP_KERNEL);
+	if (!cards) {
+		mutex_unlock(&vcd_cards_lock);
+		return -ENOMEM;
+	}
+	n = 0;
+	list_for_each_entry(dev, &vcd_cards, card.node) {
+		kref_get(&dev->card.ref);
+		cards[n++] = &dev->card;
+	}
+	mutex_unlock(&vcd_cards_lock);
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = fn(cards[i], arg);
+		vcd_card_put(cards[i]);
+	}
+	kfree(cards);
+	return ret;
+}
+
+void vcd_card_uevent(struct vcd_card *card, char *envp[])
+{
+	struct vcd_dev *dev = card_dev(card);
+
+	mutex_lock(&card->lock);
+	if (!card->gone && dev->disk_added)
+		kobject_uevent_env(&disk_to_dev(dev->disk)->kobj, KOBJ_CHANGE,
+				   envp);
+	mutex_unlock(&card->lock);
+}
+
+/* The bound card whose raw disk is @devt, referenced, or NULL. */
+struct vcd_card *vcd_card_get_by_devt(dev_t devt)
+{
+	struct vcd_card *found = NULL;
+	struct vcd_dev *dev;
+
+	mutex_lock(&vcd_cards_lock);
+	list_for_each_entry(dev, &vcd_cards, card.node) {
+		if (dev->disk_added && disk_devt(dev->disk) == devt) {
+			kref_get(&dev->card.ref);
+			found = &dev->card;
+			break;
+		}
+	}
+	mutex_unlock(&vcd_cards_lock);
+	return found;
 }
 
 int vcd_card_register_notifier(struct notifier_block *nb)

@@ -116,6 +116,14 @@ static ssize_t resets_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(resets);
 
+/* The card-space table: its state, each region, the raw disk's size. */
+static ssize_t space_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	return vcd_space_show(to_vc(d), buf);
+}
+static DEVICE_ATTR_RO(space);
+
 /* echo 1 > reset_controller: reset now and wait for the outcome. */
 static ssize_t reset_controller_store(struct device *d,
 				      struct device_attribute *attr,
@@ -152,6 +160,7 @@ static struct attribute *vcd_attrs[] = {
 	&dev_attr_aborts.attr,
 	&dev_attr_resets.attr,
 	&dev_attr_reset_controller.attr,
+	&dev_attr_space.attr,
 	NULL,
 };
 

@@ -21,6 +21,9 @@
  *   vc_core.c   module init/exit: subsystem inits in order, unwound on
  *               failure (the cache engine adds itself there).
  *   vc_stack.c  the stacking API for in-module users (vcache_stack.h).
+ *   vc_space.c  card space: the table at the card's end that shares it
+ *               between the raw disk and regions (caches); each open
+ *               region is a hidden disk on the card's tag set.
  *   vc_debugfs.c  test hooks (shutdown path, stacking API stand-ins).
  *
  * Queues.  Queue 0 is the admin queue, driven by the driver alone: a small
@@ -230,6 +233,14 @@ struct vcd_ident {
 
 struct vcd_bdev_handle;
 
+/* State of the card-space table (vc_space.c). */
+enum vcd_space_state {
+	VCD_SPACE_NONE,		/* no table: all raw */
+	VCD_SPACE_OK,
+	VCD_SPACE_DAMAGED,	/* no valid copy: raw read-only, no regions */
+	VCD_SPACE_TOO_SMALL,	/* card too small for a table */
+};
+
 /*
  * The stacking API's view of a card (vc_stack.c), embedded in vcd_dev: its
  * reference count decides when vcd_dev is freed.
@@ -242,6 +253,15 @@ struct vcd_card {
 	void *holder;			/* exclusive claim */
 	struct vcd_bdev_handle *claim;
 	struct work_struct dead_work;	/* VCD_CARD_DEAD notice */
+};
+
+/* An open region of card space (vc_space.c): a hidden disk on the tag set. */
+struct vcd_region {
+	struct vcd_dev *dev;		/* a card reference is held */
+	struct list_head node;		/* dev->regions, ctrl_lock */
+	struct gendisk *disk;		/* NULL once the card is gone */
+	char name[32];			/* VC_SPACE_NAME_LEN */
+	u64 start_sect;			/* offset on the card, sectors */
 };
 
 struct vcd_dev {
@@ -308,6 +328,18 @@ struct vcd_dev {
 	unsigned long health_stamp;	/* jiffies of the last fetch */
 	bool health_valid;
 
+	/*
+	 * Card space (vc_space.c): the table (one copy, vmalloc), its state
+	 * and the open regions.  space_lock serialises table changes and
+	 * region open/close; the regions list changes under ctrl_lock too,
+	 * so that a reset quiesces every queue of the tag set.
+	 */
+	struct mutex space_lock;
+	void *space;
+	enum vcd_space_state space_state;
+	struct list_head regions;
+	struct vcd_region *space_r;	/* the table's own hidden disk */
+
 	/* Counters for sysfs. */
 	atomic_t nr_timeouts;
 	atomic_t nr_aborts;
@@ -360,6 +392,8 @@ void vcd_delete_io_queues(struct vcd_dev *dev);
 
 /* vc_blk.c */
 int vcd_blk_init_tagset(struct vcd_dev *dev);
+struct vcd_limits;
+void vcd_blk_limits(struct vcd_dev *dev, struct vcd_limits *l);
 int vcd_blk_alloc_disk(struct vcd_dev *dev);
 int vcd_blk_add_disk(struct vcd_dev *dev);
 void vcd_blk_remove_disk(struct vcd_dev *dev);
@@ -383,6 +417,13 @@ void vcd_stack_going(struct vcd_dev *dev);
 void vcd_stack_dead(struct vcd_dev *dev);
 void vcd_stack_put_dev(struct vcd_dev *dev);
 int vcd_stack_test(const char *serial, u64 bad_lba);
+
+/* vc_space.c */
+int vcd_space_load(struct vcd_dev *dev);
+void vcd_space_remove(struct vcd_dev *dev);
+void vcd_space_release(struct vcd_dev *dev);
+ssize_t vcd_space_show(struct vcd_dev *dev, char *buf);
+sector_t vcd_region_offset(struct request *rq);
 
 /* vc_debugfs.c */
 void vcd_debugfs_init(void);

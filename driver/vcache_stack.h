@@ -45,6 +45,7 @@ struct vcd_card_info {
 	char serial[sizeof_field(struct vc_identify, serial) + 1];
 	char model[sizeof_field(struct vc_identify, model) + 1];
 	char disk[32];		/* vflashN */
+	dev_t devt;		/* of vflashN */
 	u64 capacity;		/* logical blocks */
 	u32 lba_size;		/* bytes */
 	u32 phys_block_size;	/* bytes */
@@ -66,6 +67,9 @@ int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info);
 int vcd_card_health(struct vcd_card *card, struct vc_health_log *log);
 int vcd_card_register_notifier(struct notifier_block *nb);
 int vcd_card_unregister_notifier(struct notifier_block *nb);
+
+/* A change uevent on the card's raw disk with @envp (NULL-terminated). */
+void vcd_card_uevent(struct vcd_card *card, char *envp[]);
 
 /* Call @fn for every live card (holding a reference during the call). */
 int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg);

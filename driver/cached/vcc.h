@@ -66,6 +66,7 @@ struct vcc_cache {
 
 	/* flash: a card region, or a block device opened exclusively */
 	struct vcd_card *card;
+	char card_serial[VCACHE_NAME_MAX];
 	struct vcd_region *region;
 	struct vcd_bdev_handle fh;
 	struct block_device *fbdev;

@@ -191,6 +191,7 @@ int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 			return err ? err : -ENODEV;
 		}
 		snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
+		strscpy(c->card_serial, info.serial, sizeof(c->card_serial));
 		return vcc_flash_new_region(c, card, size, ext);
 	}
 	err = vcd_bdev_open_excl(devt, c, &c->fh);
@@ -256,8 +257,9 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 		goto out_free;
 	vcd_card_get(info.serial);	/* c->card's own reference */
 	c->card = card;
-	c->flash_devt = 0;
+	c->flash_devt = info.devt;
 	snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
+	strscpy(c->card_serial, info.serial, sizeof(c->card_serial));
 	c->block_size = ri->block_size;
 	c->region_start = ri->start;
 	err = vcd_region_open(card, ri->name, &c->region);
@@ -294,9 +296,29 @@ out_free:
 	vcc_free(c);
 }
 
+/* A cache of @card waits for a backing device (vcc_lock held). */
+static bool vcc_card_waits(struct vcd_card *card)
+{
+	struct vcc_cache *c;
+	int i;
+
+	for (c = vcc_first(); c; c = vcc_next(c)) {
+		if (c->card != card)
+			continue;
+		for (i = 0; i < VC_MAX_BACKING; i++)
+			if (c->devs[i] &&
+			    c->devs[i]->state == VCACHE_BS_WAITING)
+				return true;
+	}
+	return false;
+}
+
 static int vcc_restore_card(struct vcd_card *card, void *arg)
 {
+	static char env_waiting[] = "VCACHE_WAITING=1";
+	char *envp[] = { env_waiting, NULL };
 	struct vcd_region_info *ri;
+	bool waiting;
 	int i, n;
 
 	n = vcd_region_list(card, NULL, 0);
@@ -309,8 +331,15 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 	mutex_lock(&vcc_lock);
 	for (i = 0; i < n; i++)
 		vcc_restore_one(card, &ri[i]);
+	waiting = vcc_card_waits(card);
 	mutex_unlock(&vcc_lock);
 	kvfree(ri);
+	/*
+	 * Backing devices that were there before the card are not announced
+	 * again: ask udev to offer every block device (69-vcache.rules).
+	 */
+	if (waiting)
+		vcd_card_uevent(card, envp);
 	return 0;
 }
 

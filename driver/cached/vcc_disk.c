@@ -199,6 +199,8 @@ int vcc_dev_start(struct vcc_dev *d)
 		del_gendisk(disk);
 		goto out_put;
 	}
+	/* udev names /dev/vcache/NAME from vcache/name, there only now */
+	kobject_uevent(&disk_to_dev(disk)->kobj, KOBJ_CHANGE);
 	return 0;
 
 out_put:

@@ -296,8 +296,9 @@ static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
 			      MINOR(c->flash_devt ? c->flash_devt :
 				    c->fbdev->bd_dev), VCACHE_A_PAD))
 		goto nospace;
-	if (c->card && nla_put_u64_64bit(skb, VCACHE_A_REGION_START,
-					 c->region_start, VCACHE_A_PAD))
+	if (c->card && (nla_put_u64_64bit(skb, VCACHE_A_REGION_START,
+					  c->region_start, VCACHE_A_PAD) ||
+			nla_put_string(skb, VCACHE_A_CARD, c->card_serial)))
 		goto nospace;
 	if (e && (nla_put_u8(skb, VCACHE_A_MODE, vc_cache_get_mode(e)) ||
 		  nla_put_u8(skb, VCACHE_A_REQ_MODE,

@@ -40,6 +40,19 @@ if [ -n "$VC_HDD" ] && [ "${VC_HDD_LATENCY_MS:-0}" -gt 0 ]; then
 fi
 export VC_HDD VC_BENCH_DISK
 
+# vcache-config and its udev rule as a package installs them, from the
+# build tree: /dev/vcache/NAME links, and late backing devices attached.
+VCC_BIN=$VC_TOP/build/vcache-config/vcache-config
+if [ -x "$VCC_BIN" ] && [ -d /run/udev ]; then
+	mkdir -p /run/udev/rules.d /run/vcache/bin
+	ln -sf "$VCC_BIN" /run/vcache/bin/vcache-config
+	export PATH="/run/vcache/bin:$PATH"
+	sed "s,/usr/sbin/vcache-config,$VCC_BIN," \
+		"$VC_TOP/tools/vcache-config/69-vcache.rules" \
+		> /run/udev/rules.d/69-vcache.rules
+	udevadm control --reload 2>/dev/null
+fi
+
 loaded=0
 if [ "$VC_LOAD" = 1 ] && [ "$VC_CARDS" -gt 0 ]; then
 	# shellcheck disable=SC2086

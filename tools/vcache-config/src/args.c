@@ -54,6 +54,7 @@ enum {
 	O_CACHE, O_SIZE, O_BACKING, O_MODE, O_BLOCK_SIZE, O_POLICY, O_ADMIT,
 	O_FLUSH_PERIOD, O_DIRTY_HIGH, O_DIRTY_LOW, O_SEQ_CUTOFF, O_IDENT,
 	O_DEVNAME, O_FLUSH, O_KEEP_DIRTY, O_DISCARD_DIRTY, O_BACKGROUND, O_JSON,
+	O_ALL,
 };
 
 struct opt {
@@ -73,6 +74,7 @@ static const struct opt all_opts[] = {
 	{ "keep-dirty", O_KEEP_DIRTY, false },
 	{ "discard-dirty", O_DISCARD_DIRTY, false },
 	{ "background", O_BACKGROUND, false }, { "json", O_JSON, false },
+	{ "all", O_ALL, false },
 };
 
 /* Options each command takes (bit per O_*). */
@@ -89,7 +91,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_PID] = B(O_JSON),
 	[VCC_LIST] = B(O_JSON),
 	[VCC_SHOW] = B(O_JSON),
-	[VCC_HOTPLUG] = B(O_IDENT),
+	[VCC_HOTPLUG] = B(O_IDENT) | B(O_ALL),
 };
 
 /* Settings options of create, as the keys of set. */
@@ -420,6 +422,12 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 		return no_more(a, p, 1);
 	case VCC_HOTPLUG:
 	case VCC_IDENT:
+		if (a->cmd == VCC_HOTPLUG && p->given[O_ALL]) {
+			if (p->given[O_IDENT])
+				return vcc_usage_err("hotplug: --all and --ident exclude each other");
+			a->all = true;
+			return no_more(a, p, 0);
+		}
 		if (p->npos < 1)
 			return vcc_usage_err("%s: DEV is missing", a->cmd_name);
 		if (no_more(a, p, 1) || vcc_dev_open(p->pos[0], &a->backing))

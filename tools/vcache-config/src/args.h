@@ -31,6 +31,7 @@ struct vcc_args {
 	struct vcc_settings set;
 	u32 flags;			/* VCACHE_F_* */
 	bool background, json;
+	bool all;			/* hotplug --all */
 	/* pid */
 	enum vcc_pid_cmd pid_cmd;
 	int pid_list, pid_op, pid_default;

@@ -2,6 +2,7 @@
 /*
  * cmds.c - the commands: arguments (already checked) into requests.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,23 +375,62 @@ int vcc_cmd_show(struct vcc_nl *nl, struct vcc_args *a)
 	return rc;
 }
 
-int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)
+/* Offer @b to the caches: 1 attached, 0 nobody waits for it, -1 error. */
+static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 {
 	struct nl_msg *msg = vcc_nl_msg(nl, VCACHE_CMD_HOTPLUG, 0);
 	char what[128];
 	int err;
 
-	if (!msg || put_backing(msg, &a->backing, NULL)) {
+	if (!msg || put_backing(msg, b, NULL)) {
 		nlmsg_free(msg);
 		return NOMEM();
 	}
-	snprintf(what, sizeof(what), "hotplug %s (identity %s)", a->backing.path,
-		 a->backing.ident);
+	snprintf(what, sizeof(what), "hotplug %s (identity %s)", b->path,
+		 b->ident);
 	if (vcc_nl_do(nl, msg, what, &err))
 		return err == ENOENT ? 0 : -1;	/* no cache waits for it */
 	printf("%s (identity %s): attached to the cache that was waiting for it\n",
-	       a->backing.path, a->backing.ident);
-	return 0;
+	       b->path, b->ident);
+	return 1;
+}
+
+/*
+ * hotplug --all: every block device of the system is offered (a card
+ * came back with caches whose backing devices were there before it).
+ */
+static int hotplug_all(struct vcc_nl *nl)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/sys/class/block");
+	int rc = 0;
+
+	if (!dir)
+		return vcc_fail(VCACHE_EXIT_FAIL, "cannot list /sys/class/block: %s",
+				strerror(errno));
+	while ((de = readdir(dir))) {
+		struct vcc_dev b;
+		char path[300];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		memset(&b, 0, sizeof(b));
+		if (vcc_dev_open(path, &b) || !b.ident[0] || b.is_card ||
+		    b.is_cached)
+			continue;
+		if (hotplug_one(nl, &b) < 0)
+			rc = -1;
+	}
+	closedir(dir);
+	return rc;
+}
+
+int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)
+{
+	if (a->all)
+		return hotplug_all(nl);
+	return hotplug_one(nl, &a->backing) < 0 ? -1 : 0;
 }
 
 int vcc_cmd_ident(struct vcc_nl *nl, struct vcc_args *a)

@@ -67,7 +67,7 @@ static const struct command commands[] = {
 	  "Everything about cache NAME: settings, backing devices, statistics." },
 	{ VCC_RESET_STATS, vcc_cmd_reset_stats, true, "reset-stats NAME",
 	  "Zero the statistics of cache NAME." },
-	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING]",
+	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING] | hotplug --all",
 	  "For udev: attach DEV to the cache waiting for its identity, if any." },
 	{ VCC_IDENT, vcc_cmd_ident, false, "ident DEV",
 	  "Print the identity by which vcache recognises DEV across reboots." },
@@ -112,8 +112,8 @@ static int help(const char *name)
 /* hotplug from udev: quiet when there is nothing vcache could want */
 static bool hotplug_nothing_to_do(const struct vcc_args *a)
 {
-	return !a->backing.ident[0] || a->backing.is_card ||
-	       a->backing.is_cached;
+	return !a->all && (!a->backing.ident[0] || a->backing.is_card ||
+			   a->backing.is_cached);
 }
 
 int main(int argc, char **argv)

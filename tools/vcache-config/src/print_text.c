@@ -74,7 +74,7 @@ static void show_flush(FILE *f, const struct vcc_cache_info *c)
 
 static void show(FILE *f, const struct vcc_cache_info *c)
 {
-	char a[32], d[32];
+	char a[32], d[32], e[32];
 	unsigned int i;
 	int k;
 
@@ -114,7 +114,7 @@ static void show(FILE *f, const struct vcc_cache_info *c)
 			b->backing_disk[0] ? b->backing_disk : "-",
 			vcc_devstr(b->dev, d, sizeof(d)),
 			vcc_name_of(vcc_bstates, b->state),
-			human(b->size, a, sizeof(a)), human(b->dirty_bytes, d, sizeof(d)),
+			human(b->size, a, sizeof(a)), human(b->dirty_bytes, e, sizeof(e)),
 			(unsigned long long)b->dirty_bytes,
 			b->ident[0] ? b->ident : "-", b->id);
 	}

@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * card space: the table at the end of a card that shares its capacity
+ * between the raw disk and regions (caches), and each open region as a
+ * hidden disk on the card's tag set (vcache_stack.h, vc_space.h).
+ */
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/ktime.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include <vcache/vc_space.h>
+
+#include "compat.h"
+#include "vc_format.h"
+#include "vcache_pci.h"
+#include "vcache_stack.h"
+
+static_assert(sizeof(struct vc_space_hdr) == VC_SPACE_BLOCK);
+static_assert(sizeof(struct vc_space_entry) == VC_SPACE_BLOCK);
+static_assert(VCD_REGION_NAME_MAX == VC_SPACE_NAME_LEN);
+static_assert(VCD_REGION_CONF_MAX == VC_SPACE_CONF_MAX);
+
+static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
+			   u64 len, const char *suffix,
+			   struct vcd_region **out);
+
+static struct vcd_dev *card_dev(struct vcd_card *card)
+{
+	return container_of(card, struct vcd_dev, card);
+}
+
+static struct vc_space_entry *space_ent(struct vcd_dev *dev, int i)
+{
+	return (struct vc_space_entry *)(dev->space + VC_SPACE_BLOCK *
+					 (i + 1));
+}
+
+static struct vc_space_hdr *space_hdr(struct vcd_dev *dev)
+{
+	return dev->space;
+}
+
+static u64 card_bytes(struct vcd_dev *dev)
+{
+	return dev->id.capacity << dev->lba_shift;
+}
+
+static u64 table_start(struct vcd_dev *dev)
+{
+	return round_down(card_bytes(dev) - VC_SPACE_TABLE_BYTES,
+			  VC_SPACE_ALIGN);
+}
+
+/*
+ * One synchronous I/O of a vmalloc'ed buffer at byte @pos of the table,
+ * through the table's own hidden disk (the raw disk ends below it).
+ */
+static int space_io(struct vcd_dev *dev, blk_opf_t opf, u64 pos, void *buf,
+		    u32 len)
+{
+	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE), i;
+	struct bio *bio;
+	int ret;
+
+	if (!dev->space_r || !dev->space_r->disk)
+		return -ENODEV;
+	bio = bio_alloc(dev->space_r->disk->part0, nr, opf | REQ_SYNC,
+			GFP_KERNEL);
+	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	for (i = 0; i < nr; i++) {
+		u32 n = min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE);
+
+		if (bio_add_page(bio, vmalloc_to_page(buf + i * PAGE_SIZE), n,
+				 0) != n) {
+			bio_put(bio);
+			return -EIO;
+		}
+	}
+	if (op_is_write(opf))
+		flush_kernel_vmap_range(buf, len);
+	ret = submit_bio_wait(bio);
+	if (!op_is_write(opf))
+		invalidate_kernel_vmap_range(buf, len);
+	bio_put(bio);
+	return ret;
+}
+
+static u32 copy_crc(void *copy)
+{
+	struct vc_space_hdr *h = copy;
+	__le32 saved = h->crc;
+	u32 crc;
+
+	h->crc = 0;
+	crc = vc_crc32c(~0U, copy, VC_SPACE_COPY_BYTES);
+	h->crc = saved;
+	return crc;
+}
+
+enum copy_verdict { COPY_EMPTY, COPY_BAD, COPY_OK };
+
+static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
+				    const char **why)
+{
+	struct vc_space_hdr *h = copy;
+	u64 top = table_start(dev), prev_end = 0;
+	u32 i, n;
+
+	if (le32_to_cpu(h->magic) != VC_SPACE_MAGIC)
+		return COPY_EMPTY;
+	*why = "checksum";
+	if (copy_crc(copy) != le32_to_cpu(h->crc))
+		return COPY_BAD;
+	*why = "version";
+	if (le16_to_cpu(h->version) != VC_SPACE_VERSION ||
+	    le16_to_cpu(h->block) != VC_SPACE_BLOCK)
+		return COPY_BAD;
+	*why = "written for a larger card";
+	if (le64_to_cpu(h->capacity) > card_bytes(dev))
+		return COPY_BAD;
+	n = le32_to_cpu(h->nr_regions);
+	*why = "region count";
+	if (n > VC_SPACE_MAX_REGIONS)
+		return COPY_BAD;
+	/* entries are kept sorted by start, disjoint, below the table */
+	for (i = 0; i < n; i++) {
+		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
+		u64 s = le64_to_cpu(e->start), l = le64_to_cpu(e->len);
+
+		*why = "region entry";
+		if (!e->name[0] || strnlen(e->name, sizeof(e->name)) ==
+		    sizeof(e->name) || !l || !IS_ALIGNED(s, VC_SPACE_ALIGN) ||
+		    !IS_ALIGNED(l, VC_SPACE_ALIGN) || s < prev_end ||
+		    l > top || s > top - l ||
+		    le32_to_cpu(e->conf_len) > VC_SPACE_CONF_MAX)
+			return COPY_BAD;
+		prev_end = s + l;
+	}
+	return COPY_OK;
+}
+
+/* Lowest region start, or the table's start: the raw disk's end. */
+static u64 raw_end(struct vcd_dev *dev)
+{
+	struct vc_space_hdr *h = space_hdr(dev);
+
+	if (dev->space_state == VCD_SPACE_NONE)
+		return card_bytes(dev);
+	if (le32_to_cpu(h->nr_regions))
+		return le64_to_cpu(space_ent(dev, 0)->start);
+	return table_start(dev);
+}
+
+/**
+ * vcd_space_load - read the card-space table at probe, before the raw disk
+ * is added; sets the raw disk's capacity.
+ *
+ * A card without a table is all raw.  A table neither copy of which is
+ * valid, or that cannot be read, leaves the raw disk read-only (nothing
+ * that may belong to a cache gets overwritten) and no region can be made
+ * or opened: the log and sysfs say why.  Returns 0 or -ENOMEM.
+ */
+int vcd_space_load(struct vcd_dev *dev)
+{
+	const char *why_a = "", *why_b = "";
+	enum copy_verdict va, vb;
+	void *a, *b;
+	int ra, rb, ret;
+
+	mutex_init(&dev->space_lock);
+	INIT_LIST_HEAD(&dev->regions);
+	dev->space = vzalloc(VC_SPACE_COPY_BYTES);
+	b = vzalloc(VC_SPACE_COPY_BYTES);
+	if (!dev->space || !b) {
+		vfree(b);
+		return -ENOMEM;
+	}
+	a = dev->space;
+	dev->space_state = VCD_SPACE_NONE;
+	if (card_bytes(dev) < 2 * VC_SPACE_TABLE_BYTES + VC_SPACE_ALIGN) {
+		set_capacity(dev->disk, card_bytes(dev) >> SECTOR_SHIFT);
+		dev->space_state = VCD_SPACE_TOO_SMALL;
+		vfree(b);
+		return 0;
+	}
+	ret = region_disk_new(dev, "", table_start(dev),
+			      card_bytes(dev) - table_start(dev), "t",
+			      &dev->space_r);
+	if (ret) {
+		vfree(b);
+		return ret;
+	}
+	ra = space_io(dev, REQ_OP_READ, 0, a, VC_SPACE_COPY_BYTES);
+	rb = space_io(dev, REQ_OP_READ, VC_SPACE_COPY_BYTES, b,
+		      VC_SPACE_COPY_BYTES);
+	va = ra ? COPY_BAD : check_copy(dev, a, &why_a);
+	vb = rb ? COPY_BAD : check_copy(dev, b, &why_b);
+	if (ra)
+		why_a = "read error";
+	if (rb)
+		why_b = "read error";
+
+	if (va == COPY_OK && (vb != COPY_OK ||
+			      le64_to_cpu(space_hdr(dev)->generation) >=
+			      le64_to_cpu(((struct vc_space_hdr *)b)->generation))) {
+		dev->space_state = VCD_SPACE_OK;
+	} else if (vb == COPY_OK) {
+		memcpy(a, b, VC_SPACE_COPY_BYTES);
+		dev->space_state = VCD_SPACE_OK;
+	} else if (va == COPY_EMPTY && vb == COPY_EMPTY) {
+		memset(a, 0, VC_SPACE_COPY_BYTES);
+		dev->space_state = VCD_SPACE_NONE;
+	} else {
+		memset(a, 0, VC_SPACE_COPY_BYTES);
+		dev->space_state = VCD_SPACE_DAMAGED;
+		dev_err(&dev->pdev->dev,
+			"%s: card-space table unusable (copy A: %s, copy B: %s): the raw disk is read-only and no cache on this card can be loaded\n",
+			dev->name, va == COPY_EMPTY ? "none" : why_a,
+			vb == COPY_EMPTY ? "none" : why_b);
+	}
+	if (dev->space_state == VCD_SPACE_OK && (va != COPY_OK ||
+						 vb != COPY_OK))
+		dev_warn(&dev->pdev->dev,
+			 "%s: card-space table: copy %s is %s; the next change rewrites it\n",
+			 dev->name, va != COPY_OK ? "A" : "B",
+			 va != COPY_OK ? why_a : why_b);
+	vfree(b);
+
+	if (dev->space_state == VCD_SPACE_DAMAGED) {
+		set_capacity(dev->disk, card_bytes(dev) >> SECTOR_SHIFT);
+		set_disk_ro(dev->disk, true);
+		return 0;
+	}
+	set_capacity(dev->disk, raw_end(dev) >> SECTOR_SHIFT);
+	if (dev->space_state == VCD_SPACE_OK)
+		dev_info(&dev->pdev->dev,
+			 "%s: card-space table generation %llu: %u region(s), raw disk %llu MiB\n",
+			 dev->name, le64_to_cpu(space_hdr(dev)->generation),
+			 le32_to_cpu(space_hdr(dev)->nr_regions),
+			 raw_end(dev) >> 20);
+	return 0;
+}
+
+/* Write the in-memory table as copy A then copy B (space_lock held). */
+static int space_commit(struct vcd_dev *dev)
+{
+	struct vc_space_hdr *h = space_hdr(dev);
+	int ret;
+
+	h->magic = cpu_to_le32(VC_SPACE_MAGIC);
+	h->version = cpu_to_le16(VC_SPACE_VERSION);
+	h->block = cpu_to_le16(VC_SPACE_BLOCK);
+	h->generation = cpu_to_le64(le64_to_cpu(h->generation) + 1);
+	h->capacity = cpu_to_le64(card_bytes(dev));
+	h->lba_size = cpu_to_le32(dev->id.lba_size);
+	h->max_regions = cpu_to_le32(VC_SPACE_MAX_REGIONS);
+	h->crc = 0;
+	h->crc = cpu_to_le32(copy_crc(dev->space));
+	ret = space_io(dev, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA, 0,
+		       dev->space, VC_SPACE_COPY_BYTES);
+	if (!ret)
+		ret = space_io(dev, REQ_OP_WRITE | REQ_FUA, VC_SPACE_COPY_BYTES,
+			       dev->space, VC_SPACE_COPY_BYTES);
+	if (ret)
+		dev_err(&dev->pdev->dev,
+			"%s: cannot write the card-space table: %d\n",
+			dev->name, ret);
+	else
+		dev->space_state = VCD_SPACE_OK;
+	return ret;
+}
+
+static int find_entry(struct vcd_dev *dev, const char *name)
+{
+	int i, n = le32_to_cpu(space_hdr(dev)->nr_regions);
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(space_ent(dev, i)->name, name, VC_SPACE_NAME_LEN))
+			return i;
+	return -1;
+}
+
+static bool region_is_open(struct vcd_dev *dev, const char *name)
+{
+	struct vcd_region *r;
+
+	list_for_each_entry(r, &dev->regions, node)
+		if (!strcmp(r->name, name))
+			return true;
+	return false;
+}
+
+/*
+ * The highest free extent of at least @len bytes below the table, raw
+ * space included: its start, or 0 when none (0 is never a region start
+ * with a table of at least one region above it... see the caller).
+ * *largest: the largest free extent.
+ */
+static bool find_space(struct vcd_dev *dev, u64 len, u64 *start, u64 *largest)
+{
+	int i, n = le32_to_cpu(space_hdr(dev)->nr_regions);
+	u64 top = table_start(dev);
+	bool found = false;
+
+	*largest = 0;
+	for (i = n; i >= 0; i--) {
+		u64 lo = i ? le64_to_cpu(space_ent(dev, i - 1)->start) +
+			le64_to_cpu(space_ent(dev, i - 1)->len) : 0;
+		u64 free = top > lo ? top - lo : 0;
+
+		*largest = max(*largest, free);
+		if (!found && free >= len) {
+			*start = top - len;
+			found = true;
+		}
+		if (i)
+			top = le64_to_cpu(space_ent(dev, i - 1)->start);
+	}
+	return found;
+}
+
+/* The raw disk would end at @end: nobody may be using what goes. */
+static int raw_can_shrink(struct vcd_dev *dev, u64 end, char *err,
+			  size_t errlen)
+{
+	struct block_device *part;
+	unsigned long idx;
+	int tries;
+
+	if (end >= (u64)get_capacity(dev->disk) << SECTOR_SHIFT)
+		return 0;
+	/* udev's probe after a change event holds it open briefly */
+	for (tries = 0; disk_openers(dev->disk); tries++) {
+		if (tries == 60) {
+			snprintf(err, errlen,
+				 "the raw disk %s is open (mounted or in use) and would shrink to %llu bytes",
+				 dev->name, end);
+			return -EBUSY;
+		}
+		msleep(50);
+	}
+	rcu_read_lock();
+	xa_for_each_start(&dev->disk->part_tbl, idx, part, 1) {
+		if ((part->bd_start_sect + bdev_nr_sectors(part)) <<
+		    SECTOR_SHIFT > end) {
+			rcu_read_unlock();
+			snprintf(err, errlen,
+				 "partition %d of %s reaches into the space asked for",
+				 part->bd_partno, dev->name);
+			return -EBUSY;
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static void raw_resize(struct vcd_dev *dev)
+{
+	if (dev->disk_added)
+		set_capacity_and_notify(dev->disk,
+					raw_end(dev) >> SECTOR_SHIFT);
+	else
+		set_capacity(dev->disk, raw_end(dev) >> SECTOR_SHIFT);
+}
+
+static int space_usable(struct vcd_dev *dev, char *err, size_t errlen)
+{
+	switch (dev->space_state) {
+	case VCD_SPACE_DAMAGED:
+		snprintf(err, errlen,
+			 "the card-space table of %s is damaged (see the kernel log)",
+			 dev->name);
+		return -EUCLEAN;
+	case VCD_SPACE_TOO_SMALL:
+		snprintf(err, errlen, "%s is too small to hold caches",
+			 dev->name);
+		return -ENOSPC;
+	default:
+		break;
+	}
+	if (dev->card.gone || vcd_state(dev) == VCD_STATE_DEAD) {
+		snprintf(err, errlen, "%s is gone or dead", dev->name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static bool valid_region_name(const char *name)
+{
+	size_t n = strnlen(name, VC_SPACE_NAME_LEN);
+
+	return n && n < VC_SPACE_NAME_LEN;
+}
+
+/* ------------------------------------------------------------ regions */
+
+static const struct block_device_operations vcd_region_ops = {
+	/* no owner: the region's user stops before the module unloads */
+};
+
+/*
+ * A hidden disk on the card's tag set for @len bytes at byte @start of the
+ * card, named after the card plus @suffix (space_lock held, or at load).
+ */
+static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
+			   u64 len, const char *suffix,
+			   struct vcd_region **out)
+{
+	struct vcd_limits l;
+	struct vcd_region *r;
+	struct gendisk *disk;
+	int ret;
+
+	r = kzalloc_obj(*r, GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->dev = dev;
+	strscpy(r->name, name, sizeof(r->name));
+	r->start_sect = start >> SECTOR_SHIFT;
+	INIT_LIST_HEAD(&r->node);
+
+	vcd_blk_limits(dev, &l);
+	disk = vcd_alloc_disk(&dev->tagset, &l, dev);
+	if (IS_ERR(disk)) {
+		kfree(r);
+		return PTR_ERR(disk);
+	}
+	disk->fops = &vcd_region_ops;
+	disk->private_data = r;
+	disk->flags |= GENHD_FL_HIDDEN;
+	snprintf(disk->disk_name, sizeof(disk->disk_name), "%s%s", dev->name,
+		 suffix);
+	set_capacity(disk, len >> SECTOR_SHIFT);
+	r->disk = disk;
+
+	/* on the list before any I/O, quiesced with the others if need be */
+	mutex_lock(&dev->ctrl_lock);
+	if (dev->quiesced)
+		blk_mq_quiesce_queue(disk->queue);
+	list_add_tail(&r->node, &dev->regions);
+	mutex_unlock(&dev->ctrl_lock);
+
+	ret = device_add_disk(&dev->pdev->dev, disk, NULL);
+	if (ret) {
+		mutex_lock(&dev->ctrl_lock);
+		list_del_init(&r->node);
+		if (dev->quiesced)
+			blk_mq_unquiesce_queue(disk->queue);
+		mutex_unlock(&dev->ctrl_lock);
+		put_disk(disk);
+		kfree(r);
+		return ret;
+	}
+	kref_get(&dev->card.ref);
+	*out = r;
+	return 0;
+}
+
+/* Open table entry @i as a region (space_lock held). */
+static int region_open(struct vcd_dev *dev, int i, struct vcd_region **out)
+{
+	struct vc_space_entry *e = space_ent(dev, i);
+	char suffix[8];
+
+	snprintf(suffix, sizeof(suffix), "r%d", i);
+	return region_disk_new(dev, e->name, le64_to_cpu(e->start),
+			       le64_to_cpu(e->len), suffix, out);
+}
+
+/* Remove @r's disk (space_lock held); its I/O must have stopped. */
+static void region_kill_disk(struct vcd_region *r)
+{
+	struct vcd_dev *dev = r->dev;
+	struct gendisk *disk = r->disk;
+
+	if (!disk)
+		return;
+	mutex_lock(&dev->ctrl_lock);
+	list_del_init(&r->node);
+	if (dev->quiesced)	/* balance: a reset unquiesces the list only */
+		blk_mq_unquiesce_queue(disk->queue);
+	mutex_unlock(&dev->ctrl_lock);
+	del_gendisk(disk);
+	put_disk(disk);
+	r->disk = NULL;
+}
+
+/**
+ * vcd_region_create - give a part of the card to a new region and open it
+ *
+ * See vcache_stack.h.  The region is durable in the table before this
+ * returns; its content is whatever the card held there.
+ */
+int vcd_region_create(struct vcd_card *card, const char *name, u64 len,
+		      u32 block_size, const void *conf, u32 conf_len,
+		      struct vcd_region **out, char *err, size_t errlen)
+{
+	struct vcd_dev *dev = card_dev(card);
+	struct vc_space_hdr *h;
+	struct vc_space_entry *e;
+	u64 start, largest;
+	int i, n, ret;
+
+	if (!valid_region_name(name)) {
+		snprintf(err, errlen, "bad region name");
+		return -EINVAL;
+	}
+	if (conf_len > VC_SPACE_CONF_MAX || !block_size ||
+	    !is_power_of_2(block_size) || block_size < dev->id.lba_size) {
+		snprintf(err, errlen,
+			 "bad block size %u or settings of %u bytes",
+			 block_size, conf_len);
+		return -EINVAL;
+	}
+	len = round_down(len, VC_SPACE_ALIGN);
+	if (!len) {
+		snprintf(err, errlen, "a region needs at least %u bytes",
+			 VC_SPACE_ALIGN);
+		return -EINVAL;
+	}
+	mutex_lock(&dev->space_lock);
+	h = space_hdr(dev);
+	ret = space_usable(dev, err, errlen);
+	if (ret)
+		goto out;
+	n = le32_to_cpu(h->nr_regions);
+	ret = -EEXIST;
+	if (find_entry(dev, name) >= 0) {
+		snprintf(err, errlen, "%s already has a region named %s",
+			 dev->name, name);
+		goto out;
+	}
+	ret = -ENOSPC;
+	if (n == VC_SPACE_MAX_REGIONS) {
+		snprintf(err, errlen, "%s already has %d regions, the most",
+			 dev->name, VC_SPACE_MAX_REGIONS);
+		goto out;
+	}
+	if (!find_space(dev, len, &start, &largest)) {
+		snprintf(err, errlen,
+			 "%s has no free extent of %llu bytes (largest %llu)",
+			 dev->name, len, largest);
+		goto out;
+	}
+	/* the raw disk may lose its top */
+	if (!n || start < raw_end(dev)) {
+		ret = raw_can_shrink(dev, start, err, errlen);
+		if (ret)
+			goto out;
+	}
+
+	/* insert sorted by start */
+	for (i = 0; i < n && le64_to_cpu(space_ent(dev, i)->start) < start;
+	     i++)
+		;
+	memmove(space_ent(dev, i + 1), space_ent(dev, i),
+		(size_t)(n - i) * VC_SPACE_BLOCK);
+	e = space_ent(dev, i);
+	memset(e, 0, sizeof(*e));
+	strscpy(e->name, name, sizeof(e->name));
+	e->start = cpu_to_le64(start);
+	e->len = cpu_to_le64(len);
+	e->block_size = cpu_to_le32(block_size);
+	e->conf_len = cpu_to_le32(conf_len);
+	e->created = cpu_to_le64(ktime_get_real_seconds());
+	memcpy(e->conf, conf, conf_len);
+	h->nr_regions = cpu_to_le32(n + 1);
+
+	/* no raw I/O may land in the region: shrink and drain first */
+	dev->space_state = VCD_SPACE_OK;
+	raw_resize(dev);
+	vcd_blk_drain(dev->disk->queue);
+	ret = space_commit(dev);
+	if (!ret)
+		ret = region_open(dev, i, out);
+	if (ret) {
+		/* take it back out (the table on the card may have it) */
+		memmove(space_ent(dev, i), space_ent(dev, i + 1),
+			(size_t)(n - i) * VC_SPACE_BLOCK);
+		memset(space_ent(dev, n), 0, VC_SPACE_BLOCK);
+		h->nr_regions = cpu_to_le32(n);
+		if (space_commit(dev))
+			dev_err(&dev->pdev->dev,
+				"%s: region %s may stay in the table; delete it by name\n",
+				dev->name, name);
+		raw_resize(dev);
+		snprintf(err, errlen, "cannot record or open the region");
+		goto out;
+	}
+	dev_info(&dev->pdev->dev,
+		 "%s: region %s: %llu MiB at %llu MiB; raw disk now %llu MiB\n",
+		 dev->name, name, len >> 20, start >> 20, raw_end(dev) >> 20);
+out:
+	mutex_unlock(&dev->space_lock);
+	return ret;
+}
+
+int vcd_region_open(struct vcd_card *card, const char *name,
+		    struct vcd_region **out)
+{
+	struct vcd_dev *dev = card_dev(card);
+	char msg[96];
+	int i, ret;
+
+	mutex_lock(&dev->space_lock);
+	ret = space_usable(dev, msg, sizeof(msg));
+	if (ret)
+		goto out;
+	ret = -ENOENT;
+	i = find_entry(dev, name);
+	if (i < 0)
+		goto out;
+	ret = -EBUSY;
+	if (region_is_open(dev, name))
+		goto out;
+	ret = region_open(dev, i, out);
+out:
+	mutex_unlock(&dev->space_lock);
+	return ret;
+}
+
+/* The region's disk for bios; NULL once the card is gone. */
+struct block_device *vcd_region_bdev(struct vcd_region *r)
+{
+	return r->disk ? r->disk->part0 : NULL;
+}
+
+void vcd_region_get_info(struct vcd_region *r, struct vcd_region_info *info)
+{
+	struct vcd_dev *dev = r->dev;
+	struct vc_space_entry *e;
+	int i;
+
+	memset(info, 0, sizeof(*info));
+	mutex_lock(&dev->space_lock);
+	i = find_entry(dev, r->name);
+	if (i >= 0) {
+		e = space_ent(dev, i);
+		strscpy(info->name, e->name, sizeof(info->name));
+		info->start = le64_to_cpu(e->start);
+		info->len = le64_to_cpu(e->len);
+		info->block_size = le32_to_cpu(e->block_size);
+		info->conf_len = le32_to_cpu(e->conf_len);
+		memcpy(info->conf, e->conf, info->conf_len);
+	}
+	mutex_unlock(&dev->space_lock);
+}
+
+int vcd_region_set_conf(struct vcd_region *r, const void *conf, u32 conf_len)
+{
+	struct vcd_dev *dev = r->dev;
+	struct vc_space_entry *e;
+	u8 *old;
+	u32 old_len;
+	char msg[96];
+	int i, ret;
+
+	if (conf_len > VC_SPACE_CONF_MAX)
+		return -EINVAL;
+	old = kmalloc(VC_SPACE_CONF_MAX, GFP_KERNEL);
+	if (!old)
+		return -ENOMEM;
+	mutex_lock(&dev->space_lock);
+	ret = space_usable(dev, msg, sizeof(msg));
+	if (ret)
+		goto out;
+	ret = -ENOENT;
+	i = find_entry(dev, r->name);
+	if (i < 0)
+		goto out;
+	e = space_ent(dev, i);
+	old_len = le32_to_cpu(e->conf_len);
+	memcpy(old, e->conf, VC_SPACE_CONF_MAX);
+	memset(e->conf, 0, VC_SPACE_CONF_MAX);
+	memcpy(e->conf, conf, conf_len);
+	e->conf_len = cpu_to_le32(conf_len);
+	ret = space_commit(dev);
+	if (ret) {
+		memcpy(e->conf, old, VC_SPACE_CONF_MAX);
+		e->conf_len = cpu_to_le32(old_len);
+	}
+out:
+	mutex_unlock(&dev->space_lock);
+	kfree(old);
+	return ret;
+}
+
+/* Close: the hidden disk goes away (I/O must have stopped). */
+void vcd_region_close(struct vcd_region *r)
+{
+	struct vcd_dev *dev;
+
+	if (!r)
+		return;
+	dev = r->dev;
+	mutex_lock(&dev->space_lock);
+	region_kill_disk(r);
+	mutex_unlock(&dev->space_lock);
+	vcd_card_put(&dev->card);
+	kfree(r);
+}
+
+int vcd_region_delete(struct vcd_card *card, const char *name, char *err,
+		      size_t errlen)
+{
+	struct vcd_dev *dev = card_dev(card);
+	struct vc_space_hdr *h;
+	u8 *saved;
+	int i, n, ret;
+
+	saved = kmalloc(VC_SPACE_BLOCK, GFP_KERNEL);
+	if (!saved)
+		return -ENOMEM;
+	mutex_lock(&dev->space_lock);
+	h = space_hdr(dev);
+	ret = space_usable(dev, err, errlen);
+	if (ret)
+		goto out;
+	ret = -ENOENT;
+	i = find_entry(dev, name);
+	if (i < 0) {
+		snprintf(err, errlen, "%s has no region %s", dev->name, name);
+		goto out;
+	}
+	ret = -EBUSY;
+	if (region_is_open(dev, name)) {
+		snprintf(err, errlen, "region %s is open", name);
+		goto out;
+	}
+	n = le32_to_cpu(h->nr_regions);
+	memcpy(saved, space_ent(dev, i), VC_SPACE_BLOCK);
+	memmove(space_ent(dev, i), space_ent(dev, i + 1),
+		(size_t)(n - i - 1) * VC_SPACE_BLOCK);
+	memset(space_ent(dev, n - 1), 0, VC_SPACE_BLOCK);
+	h->nr_regions = cpu_to_le32(n - 1);
+	ret = space_commit(dev);
+	if (ret) {
+		memmove(space_ent(dev, i + 1), space_ent(dev, i),
+			(size_t)(n - i - 1) * VC_SPACE_BLOCK);
+		memcpy(space_ent(dev, i), saved, VC_SPACE_BLOCK);
+		h->nr_regions = cpu_to_le32(n);
+		snprintf(err, errlen, "cannot write the card-space table");
+		goto out;
+	}
+	raw_resize(dev);	/* the raw disk may grow back */
+	dev_info(&dev->pdev->dev, "%s: region %s deleted; raw disk %llu MiB\n",
+		 dev->name, name, raw_end(dev) >> 20);
+out:
+	mutex_unlock(&dev->space_lock);
+	kfree(saved);
+	return ret;
+}
+
+int vcd_region_list(struct vcd_card *card, struct vcd_region_info *out,
+		    int max)
+{
+	struct vcd_dev *dev = card_dev(card);
+	int i, n;
+
+	mutex_lock(&dev->space_lock);
+	n = dev->space_state == VCD_SPACE_OK ?
+		le32_to_cpu(space_hdr(dev)->nr_regions) : 0;
+	for (i = 0; out && i < n && i < max; i++) {
+		struct vc_space_entry *e = space_ent(dev, i);
+
+		memset(&out[i], 0, sizeof(out[i]));
+		strscpy(out[i].name, e->name, sizeof(out[i].name));
+		out[i].start = le64_to_cpu(e->start);
+		out[i].len = le64_to_cpu(e->len);
+		out[i].block_size = le32_to_cpu(e->block_size);
+		out[i].conf_len = le32_to_cpu(e->conf_len);
+		memcpy(out[i].conf, e->conf, out[i].conf_len);
+	}
+	mutex_unlock(&dev->space_lock);
+	return out ? min(n, max) : n;
+}
+
+u64 vcd_space_free(struct vcd_card *card)
+{
+	struct vcd_dev *dev = card_dev(card);
+	u64 start, largest = 0;
+
+	mutex_lock(&dev->space_lock);
+	if (dev->space_state == VCD_SPACE_OK ||
+	    dev->space_state == VCD_SPACE_NONE)
+		find_space(dev, U64_MAX, &start, &largest);
+	mutex_unlock(&dev->space_lock);
+	return round_down(largest, VC_SPACE_ALIGN);
+}
+
+/* sysfs: the table, one line per region, then the raw disk. */
+ssize_t vcd_space_show(struct vcd_dev *dev, char *buf)
+{
+	static const char * const states[] = {
+		[VCD_SPACE_NONE] = "none",
+		[VCD_SPACE_OK] = "ok",
+		[VCD_SPACE_DAMAGED] = "damaged",
+		[VCD_SPACE_TOO_SMALL] = "too-small",
+	};
+	int i, n, len;
+
+	mutex_lock(&dev->space_lock);
+	n = dev->space_state == VCD_SPACE_OK ?
+		le32_to_cpu(space_hdr(dev)->nr_regions) : 0;
+	len = sysfs_emit(buf, "table %s generation %llu regions %d raw_bytes %llu\n",
+			 states[dev->space_state],
+			 le64_to_cpu(space_hdr(dev)->generation), n,
+			 (u64)get_capacity(dev->disk) << SECTOR_SHIFT);
+	for (i = 0; i < n; i++) {
+		struct vc_space_entry *e = space_ent(dev, i);
+
+		len += sysfs_emit_at(buf, len,
+				     "region %s start %llu bytes %llu block %u open %d\n",
+				     e->name, le64_to_cpu(e->start),
+				     le64_to_cpu(e->len),
+				     le32_to_cpu(e->block_size),
+				     region_is_open(dev, e->name));
+	}
+	mutex_unlock(&dev->space_lock);
+	return len;
+}
+
+/*
+ * Removal: the disks of regions still open go (their I/O fails from now
+ * on; their users were told to stop), and the table's.
+ */
+void vcd_space_remove(struct vcd_dev *dev)
+{
+	struct vcd_region *r, *tmp;
+
+	if (!dev->space)
+		return;
+	mutex_lock(&dev->space_lock);
+	list_for_each_entry_safe(r, tmp, &dev->regions, node) {
+		if (r == dev->space_r)
+			continue;
+		dev_warn(&dev->pdev->dev,
+			 "%s: region %s still open at removal: its I/O fails\n",
+			 dev->name, r->name);
+		region_kill_disk(r);
+	}
+	if (dev->space_r) {
+		region_kill_disk(dev->space_r);
+		vcd_card_put(&dev->card);
+		kfree(dev->space_r);
+		dev->space_r = NULL;
+	}
+	mutex_unlock(&dev->space_lock);
+}
+
+void vcd_space_release(struct vcd_dev *dev)
+{
+	vcd_space_remove(dev);
+	vfree(dev->space);
+	dev->space = NULL;
+}
+
+/* The offset of a request's queue on the card, in sectors. */
+sector_t vcd_region_offset(struct request *rq)
+{
+	struct vcd_region *r = rq->q->disk->private_data;
+
+	return r->start_sect;
+}
