@@ -157,7 +157,7 @@ static u64 raw_end(struct vcd_dev *dev)
 	return table_start(dev);
 }
 
-/**
+/*
  * vcd_space_load - read the card-space table at probe, before the raw disk
  * is added; sets the raw disk's capacity.
  *
@@ -347,12 +347,13 @@ static int raw_can_shrink(struct vcd_dev *dev, u64 end, char *err,
 	}
 	rcu_read_lock();
 	xa_for_each_start(&dev->disk->part_tbl, idx, part, 1) {
-		if ((part->bd_start_sect + bdev_nr_sectors(part)) <<
-		    SECTOR_SHIFT > end) {
+		u64 pend = (u64)(part->bd_start_sect + bdev_nr_sectors(part));
+
+		if (pend << SECTOR_SHIFT > end) {
 			rcu_read_unlock();
 			snprintf(err, errlen,
-				 "partition %d of %s reaches into the space asked for",
-				 part->bd_partno, dev->name);
+				 "partition %pg reaches into the space asked for",
+				 part);
 			return -EBUSY;
 		}
 	}
@@ -466,7 +467,7 @@ static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
 static int region_open(struct vcd_dev *dev, int i, struct vcd_region **out)
 {
 	struct vc_space_entry *e = space_ent(dev, i);
-	char suffix[8];
+	char suffix[16];
 
 	snprintf(suffix, sizeof(suffix), "r%d", i);
 	return region_disk_new(dev, e->name, le64_to_cpu(e->start),
@@ -491,9 +492,8 @@ static void region_kill_disk(struct vcd_region *r)
 	r->disk = NULL;
 }
 
-/**
- * vcd_region_create - give a part of the card to a new region and open it
- *
+/*
+ * vcd_region_create - give a part of the card to a new region and open it.
  * See vcache_stack.h.  The region is durable in the table before this
  * returns; its content is whatever the card held there.
  */

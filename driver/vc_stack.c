@@ -233,6 +233,8 @@ int vcd_card_health(struct vcd_card *card, struct vc_health_log *log)
 
 /**
  * vcd_card_for_each - call @fn for every bound card
+ * @fn: called with a referenced card and @arg
+ * @arg: passed to @fn
  *
  * @fn gets a referenced card and may sleep; a non-zero return stops the
  * walk and is returned.  Cards probed meanwhile are announced by
@@ -267,10 +269,13 @@ int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg)
 	return ret;
 }
 
-void vcd_card_uevent(struct vcd_card *card, char *envp[])
+void vcd_card_uevent(struct vcd_card *card, const char *env)
 {
 	struct vcd_dev *dev = card_dev(card);
+	char *envp[2];
 
+	envp[0] = (char *)env;
+	envp[1] = NULL;
 	mutex_lock(&card->lock);
 	if (!card->gone && dev->disk_added)
 		kobject_uevent_env(&disk_to_dev(dev->disk)->kobj, KOBJ_CHANGE,

@@ -68,8 +68,8 @@ int vcd_card_health(struct vcd_card *card, struct vc_health_log *log);
 int vcd_card_register_notifier(struct notifier_block *nb);
 int vcd_card_unregister_notifier(struct notifier_block *nb);
 
-/* A change uevent on the card's raw disk with @envp (NULL-terminated). */
-void vcd_card_uevent(struct vcd_card *card, char *envp[]);
+/* A change uevent on the card's raw disk with @env ("KEY=value"). */
+void vcd_card_uevent(struct vcd_card *card, const char *env);
 
 /* Call @fn for every live card (holding a reference during the call). */
 int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg);

@@ -178,7 +178,7 @@ u64 vcc_dev_dirty_bytes(struct vcc_cache *c, u32 id)
 
 u32 vcc_engine_block_size(struct vcc_cache *c)
 {
-	struct vc_stats *st = kmalloc(sizeof(*st), GFP_KERNEL);
+	struct vc_stats *st = kmalloc_obj(*st, GFP_KERNEL);
 	u32 bs = c->block_size;
 
 	if (st && c->engine) {
@@ -196,7 +196,7 @@ static u64 vcc_dirty_bytes(struct vcc_cache *c)
 
 	if (!c->engine)
 		return 0;
-	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	st = kmalloc_obj(*st, GFP_KERNEL);
 	if (!st)
 		return 0;
 	vc_cache_get_stats(c->engine, st);

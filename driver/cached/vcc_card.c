@@ -111,7 +111,7 @@ int vcc_save_conf(struct vcc_cache *c)
 
 	if (!c->region)
 		return 0;
-	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	b = kmalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	vcc_conf_encode(c, b);
@@ -150,8 +150,8 @@ static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
 
 	if (!size)
 		size = vcd_space_free(card);
-	b = kmalloc(sizeof(*b), GFP_KERNEL);
-	ri = kmalloc(sizeof(*ri), GFP_KERNEL);
+	b = kmalloc_obj(*b, GFP_KERNEL);
+	ri = kmalloc_obj(*ri, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!b || !ri)
 		goto out;
@@ -315,8 +315,6 @@ static bool vcc_card_waits(struct vcd_card *card)
 
 static int vcc_restore_card(struct vcd_card *card, void *arg)
 {
-	static char env_waiting[] = "VCACHE_WAITING=1";
-	char *envp[] = { env_waiting, NULL };
 	struct vcd_region_info *ri;
 	bool waiting;
 	int i, n;
@@ -339,7 +337,7 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 	 * again: ask udev to offer every block device (69-vcache.rules).
 	 */
 	if (waiting)
-		vcd_card_uevent(card, envp);
+		vcd_card_uevent(card, "VCACHE_WAITING=1");
 	return 0;
 }
 

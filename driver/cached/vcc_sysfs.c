@@ -29,7 +29,7 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	memset(v, 0, sizeof(u64) * (VCACHE_S_MAX + 1));
 	if (!e)
 		return 0;
-	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	st = kmalloc_obj(*st, GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
 	vc_cache_get_stats(e, st);
