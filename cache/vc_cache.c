@@ -421,6 +421,7 @@ struct dev_scan {
 	struct vc_cache *c;
 	u32 id;
 	bool force;
+	bool keep;	/* dirty blocks stay (not waited for) */
 	u64 lost;
 };
 
@@ -453,8 +454,13 @@ static bool drop_dev_blocks(void *arg)
 				vc_block_set_word(c, s, blk, 0);
 				continue;
 			}
-			if ((w & (B_BUSY | B_CLEANING | B_READERS_MASK | B_TOMB)) ||
-			    ((w & B_DIRTY) && !ds->force)) {
+			if (w & (B_BUSY | B_CLEANING | B_READERS_MASK | B_TOMB)) {
+				left = true;
+				continue;
+			}
+			if ((w & B_DIRTY) && ds->keep)
+				continue;
+			if ((w & B_DIRTY) && !ds->force) {
 				left = true;
 				continue;
 			}
@@ -491,10 +497,13 @@ static bool md_retry_sync(struct vc_cache *c)
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 {
 	struct dev_scan ds = { .c = c, .id = id,
-			       .force = (flags & VC_DETACH_FORCE) != 0 };
+			       .force = (flags & VC_DETACH_FORCE) != 0,
+			       .keep = (flags & VC_DETACH_KEEP) != 0 };
 	int err;
 
-	if (id >= VC_MAX_BACKING || (flags & ~VC_DETACH_FORCE))
+	if (id >= VC_MAX_BACKING ||
+	    (flags & ~(VC_DETACH_FORCE | VC_DETACH_KEEP)) ||
+	    (ds.force && ds.keep))
 		return -EINVAL;
 	vc_mutex_lock(&c->ctl_mutex);
 	err = -ENODEV;
@@ -503,7 +512,9 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	err = -EBUSY;
 	if (vc_atomic_read(&c->bdev[id].inflight))
 		goto out;
-	if (!ds.force) {
+	if (ds.keep)
+		c->bdev[id].parked = true;	/* the cleaner picks none */
+	else if (!ds.force) {
 		err = vc_cache_flush(c, id, NULL, NULL);
 		if (err)
 			goto out;
@@ -537,10 +548,17 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 			    c->cdev->name, (unsigned long long)ds.lost);
 	}
 	c->bdev[id].dev = NULL;
+	if (ds.keep) {
+		/* its id, identity and dirty blocks wait for it */
+		c->bdev[id].parked = false;
+		goto out;
+	}
 	c->bdev[id].in_use = false;
 	vc_memset(c->bdev[id].uuid, 0, sizeof(c->bdev[id].uuid));
 	err = vc_md_write_dev(c, id);
 out:
+	if (err && ds.keep)
+		c->bdev[id].parked = false;
 	vc_mutex_unlock(&c->ctl_mutex);
 	return err;
 }

@@ -112,8 +112,8 @@ static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 	if ((w & (B_VALID | B_DIRTY | B_BUSY | B_CLEANING | B_TOMB)) !=
 	    (B_VALID | B_DIRTY))
 		return false;
-	if (!c->bdev[vc_key_dev(w)].dev)
-		return false;	/* its device is not attached */
+	if (!c->bdev[vc_key_dev(w)].dev || c->bdev[vc_key_dev(w)].parked)
+		return false;	/* its device is not attached (or leaving) */
 	if ((filter & F_FLUSHME) && !(w & B_FLUSHME))
 		return false;
 	if ((filter & F_EPOCHS) &&
@@ -799,7 +799,8 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 	u32 si;
 
 	if (dev_id != VC_DEV_ID_ALL &&
-	    (dev_id >= VC_MAX_BACKING || !c->bdev[dev_id].dev))
+	    (dev_id >= VC_MAX_BACKING || !c->bdev[dev_id].dev ||
+	     c->bdev[dev_id].parked))
 		return -ENODEV;
 	vc_spin_lock(&c->clean_lock);
 	if (c->flush_active) {
@@ -832,7 +833,8 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 				     vc_key_dev(w) == dev_id);
 
 			/* blocks of absent devices wait for them: skip */
-			if (want && !c->bdev[vc_key_dev(w)].dev) {
+			if (want && (!c->bdev[vc_key_dev(w)].dev ||
+				     c->bdev[vc_key_dev(w)].parked)) {
 				want = false;
 				absent++;
 			}

@@ -193,6 +193,7 @@ struct vc_bdev_slot {
 	u64 nr_sectors;
 	vc_atomic64_t nr_dirty;
 	vc_atomic_t inflight;	/* host requests in flight */
+	bool parked;		/* detach with KEEP under way: no write-back */
 };
 
 /* One merged write-back I/O. */

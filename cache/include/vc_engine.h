@@ -147,11 +147,18 @@ int vc_cache_backing_info(struct vc_cache *c, u32 id,
 
 /* vc_cache_detach() flags */
 #define VC_DETACH_FORCE	(1u << 0)	/* drop dirty blocks (counted lost) */
+#define VC_DETACH_KEEP	(1u << 1)	/* keep dirty blocks for its return */
 /*
  * Detach a backing device: first writes back its dirty blocks (blocking,
  * like vc_cache_flush() on it, -EINTR if interrupted) unless FORCE, then
  * invalidates its blocks and frees its id.  In-flight I/O to it must be
  * finished by the caller first (-EBUSY otherwise).
+ *
+ * KEEP (not with FORCE): write-back to the device stops (runs in flight
+ * finish), its clean blocks are invalidated and its dirty blocks stay,
+ * with its id and identity, as for a device missing at load: the cache
+ * waits for it, and vc_cache_attach() with the same identity takes them
+ * back.  The caller may release the device once this returns.
  */
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags);
 

@@ -484,8 +484,9 @@ out_free:
 static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
 			    const char *flagname, struct netlink_ext_ack *ext)
 {
-	vcc_ext_err(ext, "%s has %llu bytes of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
-		    what, dirty, c->name, flagname);
+	vcc_ext_err(ext, "%s has %llu MiB (%llu bytes) of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
+		    what, DIV_ROUND_UP_ULL(dirty, SZ_1M), dirty, c->name,
+		    flagname);
 	return -EBUSY;
 }
 
@@ -608,6 +609,36 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	return 0;
 }
 
+/*
+ * detach --keep-dirty: the cached device goes and the backing device is
+ * let go, but its dirty blocks stay on flash, its id and identity with
+ * them (in the engine and in the card's table): it is "detached-dirty"
+ * until it is attached again (attach, hotplug) and takes them back.
+ */
+static int vcc_detach_keep(struct vcc_cache *c, struct vcc_dev *d, u64 dirty,
+			   struct netlink_ext_ack *ext)
+{
+	int err;
+
+	vcc_dev_stop(d);
+	err = vc_cache_detach(c->engine, d->id, VC_DETACH_KEEP);
+	if (err) {
+		vcc_ext_err(ext, "%s: the cache cannot stop using it (error %d); its disk is gone, the device stays reserved",
+			    d->devname, err);
+		vcc_dev_unplug(d);
+		vcc_update_state(c);
+		return err;
+	}
+	if (d->bh.bdev)
+		vcd_bdev_close(&d->bh);
+	d->state = VCACHE_BS_DETACHED_DIRTY;
+	vcnl_event(c, VCACHE_EV_DETACHED, d, 0, "dirty data kept");
+	pr_info("%s: %s detached, %llu bytes of its dirty data kept on flash until it is attached again\n",
+		c->name, d->devname, dirty);
+	vcc_update_state(c);
+	return 0;
+}
+
 int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	       struct netlink_ext_ack *ext)
 {
@@ -615,11 +646,6 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
-	if (flags & VCACHE_F_KEEP_DIRTY) {
-		vcc_ext_err(ext, "--keep-dirty is not supported yet: flush %s first (vcache-config flush %s --backing ...) or use --flush",
-			    d->devname, c->name);
-		return -EOPNOTSUPP;
-	}
 	if (vcc_dev_open(d)) {
 		vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
 			    d->disk->disk_name, d->devname);
@@ -634,6 +660,9 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 		}
 	}
 	dirty = vcc_dev_dirty_bytes(c, d->id);
+	if (dirty && (flags & VCACHE_F_KEEP_DIRTY) &&
+	    d->state == VCACHE_BS_ATTACHED)
+		return vcc_detach_keep(c, d, dirty, ext);
 	if (dirty)
 		return vcc_refuse_dirty(c, dirty, d->devname,
 					"--keep-dirty", ext);
@@ -672,7 +701,8 @@ int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext)
 		for (i = 0; i < VC_MAX_BACKING; i++) {
 			struct vcc_dev *d = c->devs[i];
 
-			if (d && d->state == VCACHE_BS_WAITING &&
+			if (d && (d->state == VCACHE_BS_WAITING ||
+				  d->state == VCACHE_BS_DETACHED_DIRTY) &&
 			    !strcmp(d->ident, ident))
 				return vcc_attach(c, devt, ident, NULL, ext);
 		}

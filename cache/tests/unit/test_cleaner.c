@@ -507,6 +507,66 @@ static void test_per_device_flush_and_detach(void **st)
 	vc_memdev_destroy(b2);
 }
 
+/*
+ * detach KEEP: the clean blocks go, the dirty ones stay (never written
+ * back while the device is away, not even by a flush), across a crash
+ * too, and the same identity takes them back.
+ */
+static void test_detach_keep_dirty(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_backing_info bi;
+	struct vc_stats s;
+	u32 i, id;
+
+	(void)st;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	for (i = 0; i < 6; i++)
+		t_write_pat(&t, i * 2, 1, 70 + i, 0);
+	assert_int_equal(vc_cache_flush(t.c, t.dev, NULL, NULL), 0);
+	for (i = 0; i < 4; i++)		/* 4 dirty over old clean ones */
+		t_write_pat(&t, i * 2, 1, 80 + i, 0);
+	t_write_pat(&t, 100, 1, 90, 0);	/* and a fifth */
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	assert_int_equal(vc_cache_detach(t.c, t.dev, VC_DETACH_FORCE |
+					 VC_DETACH_KEEP), -EINVAL);
+	assert_int_equal(vc_cache_detach(t.c, t.dev, VC_DETACH_KEEP), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	assert_int_equal(s.valid_blocks, 5);	/* the 2 clean ones went */
+	assert_int_equal(s.lost_blocks, 0);
+	assert_int_equal(vc_cache_backing_info(t.c, t.dev, &bi), 0);
+	assert_true(bi.in_use);
+	assert_false(bi.attached);
+	assert_int_equal(bi.dirty_blocks, 5);
+	/* nothing reaches the device while it is away */
+	assert_int_equal(vc_cache_flush(t.c, t.dev, NULL, NULL), -ENODEV);
+	t_advance_ms(120000);
+	t_run();
+	for (i = 0; i < 4; i++)
+		assert_true(t_backing_has(&t, i * 2, 1, 70 + i));
+	/* the same identity comes back to its dirty blocks */
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0",
+					 &id), 0);
+	assert_int_equal(id, t.dev);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	/* and they survive a crash (t_reload attaches it again) */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(t_check_pat(&t, i * 2, 1, 80 + i), 0);
+	assert_int_equal(vc_cache_flush(t.c, t.dev, NULL, NULL), 0);
+	for (i = 0; i < 4; i++)
+		assert_true(t_backing_has(&t, i * 2, 1, 80 + i));
+	assert_true(t_backing_has(&t, 100, 1, 90));
+	t_teardown(&t);
+}
+
 /* A cache full of dirty blocks: misses make the cleaner clean the tail. */
 static void test_tail_cleaning(void **st)
 {
@@ -553,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_spares_blocking_flush),
 		cmocka_unit_test(test_merged_cache_reads),
 		cmocka_unit_test(test_per_device_flush_and_detach),
+		cmocka_unit_test(test_detach_keep_dirty),
 		cmocka_unit_test(test_tail_cleaning),
 	};
 

@@ -1,9 +1,5 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# NOT YET RUN: drafted before the kernel side (driver/netlink/) landed.
-# tests/vm/check globs tests/[0-9]*.sh, so until it has been run and fixed
-# this script skips itself (no TAP line: counts neither way) unless run
-# as `tests/vm/tests/50-config.sh --run` or with VCACHE_VM_DRAFTS=1.
 #
 # vcache-config through the real kernel path: create, list, show, --json,
 # set of every parameter, mode switch, flush (blocking, background),
@@ -11,10 +7,6 @@
 # refusals, EPERM for an unprivileged user.  One boot, one card (256 MiB)
 # and the simulated HDD.
 . "$(dirname "$0")/lib.sh"
-if [ "${1:-}" != --run ] && [ -z "${VCACHE_VM_DRAFTS:-}" ]; then
-	echo "# 50-config: draft, not yet run (kernel side pending): skipped"
-	exit 0
-fi
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 "$RUN" --cards 1 --card-size 256M --hdd-size 1G --hdd-model fast \
 	--timeout 900 -- "$TESTS/50-config.guest"
