@@ -399,6 +399,14 @@ elif out=$(mandoc -T lint -W warning "$top/man/vcache-config.8" 2>&1) && [ -z "$
 else
 	bad man_lint "$out"
 fi
+# the driver's page, vcache(4)
+if ! command -v mandoc >/dev/null; then
+	bad man_lint_vcache4 "mandoc not installed"
+elif out=$(mandoc -T lint -W warning "$top/man/vcache.4" 2>&1) && [ -z "$out" ]; then
+	ok man_lint_vcache4
+else
+	bad man_lint_vcache4 "$out"
+fi
 # every command, parameter and statistic of the header is in the man page
 missing=
 for w in create attach detach delete flush set pid list show hotplug ident \
