@@ -70,7 +70,6 @@ const char *vc_policy_name(enum vc_policy p)
 	return p == VC_POLICY_FIFO ? "fifo" : p == VC_POLICY_LRU ? "lru" : "?";
 }
 
-int vc_param_check(enum vc_param id, u64 v);
 int vc_param_check(enum vc_param id, u64 v)
 {
 	if ((u32)id >= VC_NR_PARAMS)
@@ -643,6 +642,37 @@ int vc_cache_set_param(struct vc_cache *c, enum vc_param id, u64 value)
 		vc_seq_set_enabled(&c->seq, value != 0);
 	if (!err) {
 		vc_store_u64(&c->params[id], value);
+		persist_sb(c);
+	}
+	vc_mutex_unlock(&c->ctl_mutex);
+	if (!err)
+		vc_cache_kick_cleaner(c);
+	return err;
+}
+
+int vc_cache_set_params(struct vc_cache *c, u32 mask, const u64 *nv)
+{
+	u64 v[VC_NR_PARAMS];
+	u32 i;
+	int err;
+
+	if (mask >> VC_NR_PARAMS)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	for (i = 0; i < VC_NR_PARAMS; i++)
+		v[i] = (mask & (1u << i)) ? nv[i] : vc_param(c, i);
+	err = params_check(v);
+	if (!err && (mask & (1u << VC_P_SEQ_THRESHOLD_KIB)))
+		err = vc_seq_set_threshold(&c->seq, v[VC_P_SEQ_THRESHOLD_KIB]);
+	if (!err && (mask & (1u << VC_P_PID_MODE)))
+		err = vc_pidlist_set_mode(&c->pids,
+					  (enum vc_pid_mode)v[VC_P_PID_MODE]);
+	if (!err) {
+		if (mask & (1u << VC_P_SEQ_ENABLE))
+			vc_seq_set_enabled(&c->seq, v[VC_P_SEQ_ENABLE] != 0);
+		for (i = 0; i < VC_NR_PARAMS; i++)
+			if (mask & (1u << i))
+				vc_store_u64(&c->params[i], v[i]);
 		persist_sb(c);
 	}
 	vc_mutex_unlock(&c->ctl_mutex);

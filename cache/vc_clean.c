@@ -43,6 +43,17 @@ static u64 wm_blocks(struct vc_cache *c, enum vc_param pct, enum vc_param bytes)
 	return vc_div_u64(c->nr_blocks * vc_param(c, pct), 100);
 }
 
+/*
+ * The high watermark is reached: a write-back write that would make one
+ * more block dirty is written through instead (vc_io.c), so that the
+ * dirty data stays under the mark however fast the host writes.
+ */
+bool vc_dirty_over_high(struct vc_cache *c)
+{
+	return (u64)vc_atomic64_read(&c->nr_dirty) >=
+		wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES);
+}
+
 void vc_cache_kick_cleaner(struct vc_cache *c)
 {
 	vc_work_queue(&c->clean_work);

@@ -476,6 +476,7 @@ void vc_commit_work_fn(vc_work_t *wk);
 void vc_commit_md_end(struct vc_md_waiter *mw, int err);
 bool vc_commit_idle(struct vc_cache *c);
 bool vc_commit_pending(struct vc_cache *c);
+bool vc_dirty_over_high(struct vc_cache *c);
 void vc_commit_stop(struct vc_cache *c);
 int vc_commit_init(struct vc_cache *c);
 void vc_commit_free(struct vc_cache *c);

@@ -982,14 +982,16 @@ static void dispatch_write(struct vc_req *r)
 			vc_stat_add(VC_STAT(c, write_hits), 1);
 		}
 		r->blk = blk;
-		if (m == VC_MODE_WB && byp < 0) {
+		if (m == VC_MODE_WB && byp < 0 &&
+		    ((w & B_DIRTY) || !vc_dirty_over_high(c))) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
 			vc_spin_unlock(&s->lock);
 			write_cache_wb(r);
 			return;
 		}
-		if (m == VC_MODE_WT && byp < 0) {
+		/* write-through: also a clean block over the high watermark */
+		if ((m == VC_MODE_WT || m == VC_MODE_WB) && byp < 0) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
 			vc_spin_unlock(&s->lock);
@@ -1045,10 +1047,10 @@ static void dispatch_write(struct vc_req *r)
 		return;
 	}
 	r->blk = blk;
-	if (m == VC_MODE_WB)
+	if (m == VC_MODE_WB && !vc_dirty_over_high(c))
 		write_cache_wb(r);
 	else
-		write_both(r);
+		write_both(r);	/* write-through, or over the high watermark */
 }
 
 /* ---------------------------------------------------------- discards */

@@ -679,8 +679,6 @@ int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 	return fail(err, errlen, res[i], "%s", why[i]);
 }
 
-int vc_param_check(enum vc_param id, u64 v);
-
 /* What a load found; salvage skips what does not verify and counts it. */
 struct load_ctx {
 	bool clean;		/* clean shutdown: clean records trusted */

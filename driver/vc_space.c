@@ -164,7 +164,8 @@ static u64 raw_end(struct vcd_dev *dev)
  * A card without a table is all raw.  A table neither copy of which is
  * valid, or that cannot be read, leaves the raw disk read-only (nothing
  * that may belong to a cache gets overwritten) and no region can be made
- * or opened: the log and sysfs say why.  Returns 0 or -ENOMEM.
+ * or opened: the log and sysfs say why.  Returns 0, or -ENOMEM or the
+ * error of adding the table's hidden disk.
  */
 int vcd_space_load(struct vcd_dev *dev)
 {
@@ -229,6 +230,7 @@ int vcd_space_load(struct vcd_dev *dev)
 		dev_warn(&dev->pdev->dev,
 			 "%s: card-space table: copy %s is %s; the next change rewrites it\n",
 			 dev->name, va != COPY_OK ? "A" : "B",
+			 (va != COPY_OK ? va : vb) == COPY_EMPTY ? "missing" :
 			 va != COPY_OK ? why_a : why_b);
 	vfree(b);
 
@@ -469,7 +471,8 @@ static int region_open(struct vcd_dev *dev, int i, struct vcd_region **out)
 	struct vc_space_entry *e = space_ent(dev, i);
 	char suffix[16];
 
-	snprintf(suffix, sizeof(suffix), "r%d", i);
+	/* a number of its own: table positions shift as regions come */
+	snprintf(suffix, sizeof(suffix), "r%u", dev->region_seq++);
 	return region_disk_new(dev, e->name, le64_to_cpu(e->start),
 			       le64_to_cpu(e->len), suffix, out);
 }

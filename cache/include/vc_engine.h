@@ -265,6 +265,15 @@ enum vc_mode vc_cache_get_requested_mode(struct vc_cache *c);
 int vc_cache_set_policy(struct vc_cache *c, enum vc_policy policy);
 enum vc_policy vc_cache_get_policy(struct vc_cache *c);
 int vc_cache_set_param(struct vc_cache *c, enum vc_param id, u64 value);
+/*
+ * Set the parameters whose bit is in @mask (1u << id) to @v[id] at once:
+ * the new set is checked as a whole (dirty_low <= dirty_high holds for
+ * the result, not for each step), then applied, then saved.  0 or -EINVAL
+ * (nothing changed).
+ */
+int vc_cache_set_params(struct vc_cache *c, u32 mask, const u64 *v);
+/* 0 if @v is in the range of parameter @id, else -EINVAL. */
+int vc_param_check(enum vc_param id, u64 v);
 u64 vc_cache_get_param(struct vc_cache *c, enum vc_param id);
 
 /* PID lists (see vc_pidlist.h for semantics). */

@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
+#include <linux/delay.h>
 #include <linux/ctype.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -293,9 +294,20 @@ static void vcc_dev_unplug(struct vcc_dev *d)
 	d->state = VCACHE_BS_WAITING;
 }
 
+/*
+ * Someone has /dev/vcacheN open.  udev's probe of a new or changed disk
+ * holds it open for a moment: that is waited out (up to 3 s).
+ */
 static bool vcc_dev_open(struct vcc_dev *d)
 {
-	return d->disk && disk_openers(d->disk) > 0;
+	int tries;
+
+	for (tries = 0; d->disk && disk_openers(d->disk) > 0; tries++) {
+		if (tries == 60)
+			return true;
+		msleep(50);
+	}
+	return false;
 }
 
 static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
@@ -715,6 +727,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	    struct netlink_ext_ack *ext)
 {
 	struct vc_params old;
+	u32 mask = 0;
 	int i, err;
 
 	lockdep_assert_held(&vcc_lock);
@@ -722,17 +735,27 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 		vcc_ext_err(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
 		return -EIO;
 	}
-	/* all or nothing: remember, apply, roll back on the first refusal */
-	for (i = 0; i < VC_NR_PARAMS; i++)
-		old.v[i] = vc_cache_get_param(c->engine, i);
+	/*
+	 * All or nothing: the parameters are checked and applied together
+	 * (dirty-low may rise above the old dirty-high in the same SET), the
+	 * policy and mode after them, rolled back if refused.
+	 */
 	for (i = 0; i < VC_NR_PARAMS; i++) {
+		old.v[i] = vc_cache_get_param(c->engine, i);
 		if (!s->has[i])
 			continue;
-		err = vc_cache_set_param(c->engine, i, s->v[i]);
+		mask |= 1u << i;
+		if (vc_param_check(i, s->v[i])) {
+			vcc_ext_err(ext, "%s=%llu is out of range",
+				    vc_param_name(i), s->v[i]);
+			return -EINVAL;
+		}
+	}
+	if (mask) {
+		err = vc_cache_set_params(c->engine, mask, s->v);
 		if (err) {
-			vcc_ext_err(ext, "%s=%llu is out of range", vc_param_name(i),
-				    s->v[i]);
-			goto rollback;
+			vcc_ext_err(ext, "refused together: dirty_low must not exceed dirty_high (as percentages, and as bytes when set)");
+			return err;
 		}
 	}
 	if (s->policy >= 0) {
@@ -761,8 +784,8 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	return 0;
 
 rollback:
-	for (i = 0; i < VC_NR_PARAMS; i++)
-		vc_cache_set_param(c->engine, i, old.v[i]);
+	if (mask)
+		vc_cache_set_params(c->engine, mask, old.v);
 	return err;
 }
 

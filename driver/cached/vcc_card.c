@@ -92,12 +92,18 @@ static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
 		       sizeof(c->conf[i].ident));
 		c->conf[i].ident[VCACHE_IDENT_MAX - 1] = 0;
 	}
-	/* the engine checks every value; a refused one keeps the loaded */
+	/*
+	 * Settings only from a blob written with a running engine (the one
+	 * made at create has none: the engine's own, loaded, stay).  The
+	 * engine checks every value; a refused one keeps the loaded.
+	 */
 	n = min_t(u32, le32_to_cpu(b->nr_params), VC_NR_PARAMS);
 	for (i = 0; i < n; i++)
 		vc_cache_set_param(c->engine, i, le64_to_cpu(b->params[i]));
-	vc_cache_set_policy(c->engine, le32_to_cpu(b->policy));
-	vc_cache_set_mode(c->engine, le32_to_cpu(b->mode));
+	if (n) {
+		vc_cache_set_policy(c->engine, le32_to_cpu(b->policy));
+		vc_cache_set_mode(c->engine, le32_to_cpu(b->mode));
+	}
 	err = 0;
 out:
 	kfree(b);

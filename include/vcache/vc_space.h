@@ -5,13 +5,17 @@
  * management.  Written and read by the driver (driver/vc_space.c); the
  * prose is docs/card-space.md.  If the two disagree, this header wins.
  *
- * Layout (byte offsets from the card's first byte, C = capacity in bytes):
+ * Layout (byte offsets from the card's first byte, C = capacity in bytes,
+ * T = round_down(C - VC_SPACE_TABLE_BYTES, VC_SPACE_ALIGN)):
  *
- *   0 ............ raw ............ | region ... region | copy A | copy B |
- *                                   ^ lowest region      C-128K   C-64K   C
+ *   0 ........... raw ........... | region ... region | copy A | copy B | ..|
+ *                                 ^ lowest region      T        T+64K      C
  *
- *  - Two copies of the table, VC_SPACE_COPY_BYTES each, in the last
- *    2 * VC_SPACE_COPY_BYTES of the card.  A change writes copy A with FUA,
+ *  - Two copies of the table, VC_SPACE_COPY_BYTES each, at T and
+ *    T + VC_SPACE_COPY_BYTES (the table starts aligned like a region; the
+ *    bytes after copy B up to C are unused).  T follows from the capacity:
+ *    a card whose capacity changes loses its table (it then reads as a
+ *    card without one).  A change writes copy A with FUA,
  *    then copy B with FUA, both with the next generation.  Loading takes
  *    the valid copy (magic, version, crc32c) with the highest generation,
  *    so a power cut during a change leaves the old or the new table.

@@ -567,6 +567,39 @@ static void test_detach_keep_dirty(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * Over the high watermark a write-back write that would dirty one more
+ * block is written through: with no cleaning at all, dirty data stays at
+ * the mark and the rest reaches the backing device at once.
+ */
+static void test_high_watermark_writes_through(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	t_setup(&t, 1000, 8192, false, &cfg);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_LOW_PCT, 5), 0);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_HIGH_PCT, 10), 0);
+	for (i = 0; i < 300; i++)
+		assert_int_equal(t_write_pat(&t, i * 7, 1, 3 + i, 0), 0);
+	s = t_stats(&t);
+	assert_true(s.dirty_blocks <= 100);
+	assert_true(s.dirty_blocks >= 95);
+	assert_true(s.valid_blocks >= 250);	/* still cached, clean */
+	for (i = 0; i < 300; i++)
+		assert_int_equal(t_check_pat(&t, i * 7, 1, 3 + i), 0);
+	/* the written-through ones are home already */
+	for (i = 150; i < 300; i++)
+		assert_true(t_backing_has(&t, i * 7, 1, 3 + i));
+	/* rewriting a dirty block stays write-back */
+	assert_int_equal(t_write_pat(&t, 0, 1, 999, 0), 0);
+	assert_false(t_backing_has(&t, 0, 1, 999));
+	t_teardown(&t);
+}
+
 /* A cache full of dirty blocks: misses make the cleaner clean the tail. */
 static void test_tail_cleaning(void **st)
 {
@@ -614,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_merged_cache_reads),
 		cmocka_unit_test(test_per_device_flush_and_detach),
 		cmocka_unit_test(test_detach_keep_dirty),
+		cmocka_unit_test(test_high_watermark_writes_through),
 		cmocka_unit_test(test_tail_cleaning),
 	};
 

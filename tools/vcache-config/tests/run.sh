@@ -79,7 +79,7 @@ assert f == {"running": True, "target_blocks": 1000, "done_blocks": 250,
              "remaining_blocks": 750, "remaining_bytes": 750 * 4096,
              "result": 0, "seq": 3}, f
 assert d["params"] == {"dirty_high_pct": 60, "commit_ms": 100}
-assert d["stats"] == {"reads": 12345678901, "dead_writes": 0}
+assert d["stats"] == {"reads": 12345678901, "lost_reads": 0}
 b0, b1 = d["backing"]
 assert b0 == {"devname": "db", "disk": "vcache0", "backing_disk": "vdb",
               "backing_dev": "254:16", "ident": "serial:vcache-hdd", "id": 0,

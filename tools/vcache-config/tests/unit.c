@@ -611,7 +611,7 @@ static void canned(struct vcc_cache_info *c)
 	c->param[VCACHE_P_COMMIT_MS] = 100;
 	c->has_stat[VCACHE_S_READS] = true;
 	c->stat[VCACHE_S_READS] = 12345678901ULL;
-	c->has_stat[VCACHE_S_DEAD_WRITES] = true;
+	c->has_stat[VCACHE_S_LOST_READS] = true;
 	c->nr_backing = 2;
 	b = &c->backing[0];
 	b->has = 0x3fe;
@@ -665,7 +665,7 @@ static void t_names(void)
 	CHECK(!strcmp(vcc_name_of(vcc_states, 99), "unknown-99"));
 	CHECK(!strcmp(vcc_name_list(vcc_modes), "wb, wt, wa, pt"));
 	CHECK(vcc_name_lookup(vcc_modes, "writeback") == VCACHE_MODE_WB);
-	CHECK(!strcmp(vcc_stat_name(VCACHE_S_DEAD_WRITES), "dead_writes"));
+	CHECK(!strcmp(vcc_stat_name(VCACHE_S_LOST_READS), "lost_reads"));
 	CHECK(vcc_stat_name(VCACHE_S_PAD) == NULL);
 }
 
