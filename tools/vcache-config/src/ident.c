@@ -98,7 +98,7 @@ int vcc_ident_dir(const char *dir, char *out, size_t len)
 	static const struct {
 		const char *file, *kind;
 	} order[] = {
-		{ "dm/uuid", "dm" }, { "dm/name", "dmname" },
+		{ "dm/uuid", "dm" },
 		{ "md/uuid", "md" },
 		{ "wwid", "wwid" }, { "device/wwid", "wwid" },
 		{ "serial", "serial" }, { "device/serial", "serial" },

@@ -7,7 +7,8 @@
  * Identity (VCACHE_B_IDENT), first that exists, values trimmed, inner
  * white space and unprintable bytes turned into '_':
  *   device-mapper:  dm/uuid            -> "dm:<uuid>"
- *                   dm/name            -> "dmname:<name>" (last resort)
+ *                   (none without a uuid: a dm name is reused freely,
+ *                   another disk could take it: --ident is needed)
  *   md RAID:        md/uuid            -> "md:<uuid>"
  *   whole disk:     wwid, device/wwid  -> "wwid:<wwid>"
  *                   serial, device/serial -> "serial:<serial>"
