@@ -18,11 +18,13 @@
  *                      deleted next; I/O still in flight then fails);
  *      VCD_CARD_DEAD   the card failed: requests in flight end with
  *                      BLK_STS_OFFLINE, new bios fail at once.
- *  - Errors: a request with REQ_FAILFAST_DEV (what an in-kernel user such
- *    as a cache sets) is not retried after an abort or a reset, a media
- *    error on it ends with BLK_STS_MEDIUM, a dead or removed card with
- *    BLK_STS_OFFLINE; other errors are BLK_STS_IOERR.  Requests without the
- *    flag (user space) see BLK_STS_IOERR for all of these (EIO).
+ *  - Errors: a request with REQ_FAILFAST_DEV is not retried after an
+ *    abort or a reset, a media error on it ends with BLK_STS_MEDIUM, a
+ *    dead or removed card with BLK_STS_OFFLINE; other errors are
+ *    BLK_STS_IOERR.  Requests without the flag see BLK_STS_IOERR for all of
+ *    these (EIO) and are retried after a reset.  The cached device does
+ *    not set it: a controller reset stays invisible to the cache, and a
+ *    dead card reaches it through VCD_CARD_DEAD.
  */
 #ifndef VCACHE_STACK_H
 #define VCACHE_STACK_H

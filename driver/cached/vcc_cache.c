@@ -896,6 +896,25 @@ void vcc_stop_all(struct vcd_card *card)
 	mutex_unlock(&vcc_lock);
 }
 
+/*
+ * The engine degrades a cache by itself (flash errors): a look every
+ * second makes the state (sysfs, /proc, netlink) follow, with its event.
+ */
+static void vcc_watch_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(vcc_watch, vcc_watch_fn);
+
+static void vcc_watch_fn(struct work_struct *w)
+{
+	struct vcc_cache *c;
+
+	mutex_lock(&vcc_lock);
+	list_for_each_entry(c, &vcc_caches, node)
+		vcc_update_state(c);
+	if (vcc_ready)
+		schedule_delayed_work(&vcc_watch, HZ);
+	mutex_unlock(&vcc_lock);
+}
+
 int vcc_init(void)
 {
 	int err;
@@ -912,6 +931,7 @@ int vcc_init(void)
 	err = vcc_card_init();
 	if (err)
 		goto out_proc;
+	schedule_delayed_work(&vcc_watch, HZ);
 	return 0;
 
 out_proc:
@@ -929,6 +949,7 @@ void vcc_exit(void)
 	mutex_lock(&vcc_lock);
 	vcc_ready = false;
 	mutex_unlock(&vcc_lock);
+	cancel_delayed_work_sync(&vcc_watch);
 	vcc_card_exit();
 	vcc_stop_all(NULL);
 	vcc_proc_exit();
