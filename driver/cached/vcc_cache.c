@@ -627,15 +627,17 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
  * them (in the engine and in the card's table): it is "detached-dirty"
  * until it is attached again (attach, hotplug) and takes them back.
  */
-static int vcc_detach_keep(struct vcc_cache *c, struct vcc_dev *d, u64 dirty,
-			   struct netlink_ext_ack *ext)
+/* Stop @d's disk, have the engine let go of it (@flags), close it. */
+static int vcc_dev_leave(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
+			 struct netlink_ext_ack *ext)
 {
-	int err;
+	int err = 0;
 
 	vcc_dev_stop(d);
-	err = vc_cache_detach(c->engine, d->id, VC_DETACH_KEEP);
+	if (c->engine)
+		err = vc_cache_detach(c->engine, d->id, flags);
 	if (err) {
-		vcc_ext_err(ext, "%s: the cache cannot stop using it (error %d); its disk is gone, the device stays reserved",
+		vcc_ext_err(ext, "%s: the cache cannot let it go (error %d); its disk is gone, the device stays reserved",
 			    d->devname, err);
 		vcc_dev_unplug(d);
 		vcc_update_state(c);
@@ -643,6 +645,16 @@ static int vcc_detach_keep(struct vcc_cache *c, struct vcc_dev *d, u64 dirty,
 	}
 	if (d->bh.bdev)
 		vcd_bdev_close(&d->bh);
+	return 0;
+}
+
+static int vcc_detach_keep(struct vcc_cache *c, struct vcc_dev *d, u64 dirty,
+			   struct netlink_ext_ack *ext)
+{
+	int err = vcc_dev_leave(c, d, VC_DETACH_KEEP, ext);
+
+	if (err)
+		return err;
 	d->state = VCACHE_BS_DETACHED_DIRTY;
 	vcnl_event(c, VCACHE_EV_DETACHED, d, 0, "dirty data kept");
 	pr_info("%s: %s detached, %llu bytes of its dirty data kept on flash until it is attached again\n",
@@ -678,19 +690,9 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (dirty)
 		return vcc_refuse_dirty(c, dirty, d->devname,
 					"--keep-dirty", ext);
-	vcc_dev_stop(d);
-	if (c->engine) {
-		err = vc_cache_detach(c->engine, d->id, 0);
-		if (err) {
-			vcc_ext_err(ext, "%s: the cache cannot record the detach (error %d); its disk is gone, the device stays reserved",
-				    d->devname, err);
-			vcc_dev_unplug(d);
-			vcc_update_state(c);
-			return err;
-		}
-	}
-	if (d->bh.bdev)
-		vcd_bdev_close(&d->bh);
+	err = vcc_dev_leave(c, d, 0, ext);
+	if (err)
+		return err;
 	memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
 	c->devs[d->id] = NULL;
 	vcc_save_conf(c);
