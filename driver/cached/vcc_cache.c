@@ -504,8 +504,9 @@ static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
 
 int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 {
+	bool failed;
 	u64 dirty;
-	int i, err;
+	int i, err, ferr;
 
 	lockdep_assert_held(&vcc_lock);
 	for (i = 0; i < VC_MAX_BACKING; i++) {
@@ -536,9 +537,17 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	}
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
+	failed = c->state == VCACHE_STATE_FAILED;
 	err = vcc_teardown(c, 0);
-	if (!err)
-		err = vcc_flash_forget(c);
+	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
+	if (failed && (err || ferr)) {
+		/* its flash is dead: nothing more to lose, the cache is gone */
+		pr_warn("%s: its failed flash could not record the delete (errors %d, %d): a card that comes back brings it back, delete it again then\n",
+			c->name, err, ferr);
+		err = 0;
+	} else if (!err) {
+		err = ferr;
+	}
 	pr_info("%s: deleted%s\n", c->name,
 		dirty ? " (dirty data discarded)" : "");
 	vcc_free(c);
