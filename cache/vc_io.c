@@ -494,7 +494,8 @@ static void dispatch_read(struct vc_req *r)
 		}
 		ef_or(r->hio, HF_HIT);
 		r->blk = blk;
-		io_init(&r->io[0], c->cdev, VC_DEV_READ, 0,
+		/* read_hit_end's success path is irq-safe (vc_env.h) */
+		io_init(&r->io[0], c->cdev, VC_DEV_READ, VC_DEV_IRQ_END,
 			blk_sector(c, blk) + (r->off >> VC_SECTOR_SHIFT),
 			r->len, r->hio->buf, r->hio->buf_off + r->hoff,
 			read_hit_end, r);

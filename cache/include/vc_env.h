@@ -30,9 +30,14 @@
  * Execution contexts.  Every engine entry point and every callback the
  * environment makes into the engine (I/O completion, work items) runs in a
  * context that may take spinlocks and allocate with VC_GFP_NOIO; only work
- * items and control-path calls may sleep.  The linux environment completes
- * bios from its own workqueue, never from interrupt context, so engine
- * spinlocks need not disable interrupts.
+ * items and control-path calls may sleep.  One exception: a successful
+ * I/O submitted with VC_DEV_IRQ_END may complete in interrupt context
+ * (the linux environment calls its end_io straight from the bio's
+ * completion: a read hit costs no workqueue hop); such an end_io only
+ * takes spinlocks, frees to pools, counts and completes the host I/O.
+ * Every other completion comes from the environment's workqueue.  Engine
+ * spinlocks therefore disable interrupts (vc_spin_lock saves the flags in
+ * the lock).
  */
 #ifndef VC_ENV_H
 #define VC_ENV_H
@@ -259,6 +264,7 @@ enum vc_dev_op {
 #define VC_DEV_FUA	(1u << 0)	/* write durable at completion */
 #define VC_DEV_PREFLUSH	(1u << 1)	/* flush volatile cache first */
 #define VC_DEV_META	(1u << 2)	/* engine metadata (hint, stats) */
+#define VC_DEV_IRQ_END	(1u << 3)	/* on success end_io may run in irq */
 
 struct vc_dev;
 struct vc_dev_io;

@@ -52,14 +52,25 @@ static inline u64 vc_div_u64(u64 a, u64 b) { return div64_u64(a, b); }
 static inline u64 vc_mod_u64(u64 a, u64 b) { return a - div64_u64(a, b) * b; }
 
 /* ---- locks ---- */
-typedef struct { spinlock_t l; } vc_spinlock_t;
+/* irq-safe: a read hit completes in interrupt context (VC_DEV_IRQ_END) */
+typedef struct { spinlock_t l; unsigned long flags; } vc_spinlock_t;
 typedef struct { struct mutex m; } vc_mutex_t;
 typedef struct { rwlock_t l; } vc_rwlock_t;
 
 #define vc_spin_lock_init(x)	spin_lock_init(&(x)->l)
 static inline void vc_spin_lock_destroy(vc_spinlock_t *l) { }
-static inline void vc_spin_lock(vc_spinlock_t *l) { spin_lock(&l->l); }
-static inline void vc_spin_unlock(vc_spinlock_t *l) { spin_unlock(&l->l); }
+static inline void vc_spin_lock(vc_spinlock_t *l)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&l->l, flags);
+	l->flags = flags;	/* the lock's holder alone touches it */
+}
+
+static inline void vc_spin_unlock(vc_spinlock_t *l)
+{
+	spin_unlock_irqrestore(&l->l, l->flags);
+}
 
 #define vc_mutex_init(x)	mutex_init(&(x)->m)
 static inline void vc_mutex_destroy(vc_mutex_t *m) { mutex_destroy(&m->m); }

@@ -304,8 +304,15 @@ static void lio_work(struct work_struct *ws)
 static void lio_endio(struct bio *bio)
 {
 	struct vc_lio *l = container_of(bio, struct vc_lio, bio);
+	struct vc_dev_io *io = l->io;
 
 	l->err = blk_status_to_errno(bio->bi_status);
+	if (!l->err && (io->flags & VC_DEV_IRQ_END)) {
+		/* a read hit: the engine finishes it here, any context */
+		bio_put(bio);
+		io->end_io(io, 0);
+		return;
+	}
 	queue_work(vc_wq, &l->work);
 }
 
