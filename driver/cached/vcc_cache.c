@@ -443,7 +443,10 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 		vcc_ext_err(ext, "the cache device and the backing device are the same");
 		return -EINVAL;
 	}
-	if (vcc_devt_in_use(a->cache_devt) || vcc_devt_in_use(a->backing_devt)) {
+	/* a card holds several caches (regions); other flash holds one */
+	if ((!vcd_card_is_disk(a->cache_devt) &&
+	     vcc_devt_in_use(a->cache_devt)) ||
+	    vcc_devt_in_use(a->backing_devt)) {
 		vcc_ext_err(ext, "the device is used by another cache already");
 		return -EBUSY;
 	}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "flush.h"
@@ -65,6 +66,24 @@ static int put_settings(struct nl_msg *msg, const struct vcc_settings *s)
 }
 
 /* After create/attach: where the cached device is. */
+/*
+ * The kernel announces /dev/vcacheN; udev makes /dev/vcache/NAME a moment
+ * later.  A script that runs the next command on that path right after
+ * create or attach must find it: wait for it (5 s at most, and only where
+ * udev runs).
+ */
+static void wait_udev_link(const char *devname)
+{
+	char path[128];
+	int i;
+
+	if (access("/run/udev/control", F_OK))
+		return;
+	snprintf(path, sizeof(path), "/dev/vcache/%s", devname);
+	for (i = 0; i < 100 && access(path, F_OK); i++)
+		usleep(50000);
+}
+
 static void report_backing(struct vcc_nl *nl, const char *cache,
 			   const struct vcc_dev *b, const char *verb)
 {
@@ -73,6 +92,8 @@ static void report_backing(struct vcc_nl *nl, const char *cache,
 
 	if (c && !vcc_nl_get(nl, cache, c, NULL))
 		bk = vcc_find_backing(c, NULL, vcc_devnum(b->major, b->minor));
+	if (bk)
+		wait_udev_link(bk->devname);
 	if (bk)
 		printf("%s %s: /dev/vcache/%s (%s) caches %s (identity %s) through %s\n",
 		       cache, verb, bk->devname, bk->disk, b->path, b->ident,
