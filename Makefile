@@ -3,8 +3,9 @@
 # vcache top-level Makefile.
 #
 #   make               build vcache.ko, firmware-sim, the engine library and tools
-#   make demo          install what is missing, boot the bench, write and verify
-#                      data on the simulated card, print its counters
+#   make demo          install what is missing, boot the bench, cache the
+#                      simulated HDD on the card, fio verify on the cached
+#                      device, print the cache (vcache-config show) and counters
 #   make check         install what is missing, run every test (unit, model,
 #                      crash, fuzz smoke, sanitizers, VM tests; the module
 #                      built on every supported kernel)
@@ -12,6 +13,8 @@
 #                      (scripts/kernels.sh) and run the driver's VM suite and
 #                      the smoke test on each; one table
 #   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
+#   make bench-cache   4K read hits on the cached device vs the raw card and
+#                      vs bcache on the same card; metadata writes per write
 #   make bench-engine  hit ratios vs OPT, flash writes, CPU per hit
 #
 # KDIR= builds the module against another kernel tree; KVER= picks another
@@ -23,7 +26,7 @@ export KVER KDIR
 
 .PHONY: all deps deps-kernels module firmware cache tools check check-fast \
 	check-kernels demo \
-	bench-card bench-engine checkpatch clean
+	bench-card bench-cache bench-engine checkpatch clean
 
 all: module firmware tools
 
@@ -64,6 +67,9 @@ demo: deps all
 
 bench-card: deps all
 	@tests/vm/bench-card
+
+bench-cache: deps all
+	@tests/vm/bench-cache
 
 bench-engine: deps cache
 	$(MAKE) -C bench/engine bench
