@@ -1,9 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # scripts/demo.sh [RUNNER-OPTIONS]: boot the bench with one card (flash
-# timing), write and verify data on it with fio, print the card's identity
-# and counters (driver sysfs health and the firmware's own stats).
-# Needs vcache.ko and build/firmware-sim/firmware-sim (`make`).
+# timing) and the simulated HDD (throttled like a real disk), create a
+# write-back cache on the card in front of the HDD, run fio with crc32c
+# verify on the cached device (reads of data the disk already held, random
+# writes read back while writing), then print `vcache-config show`, flush
+# the dirty data to the HDD and print the card's counters.  About 1.5 min.
+# Needs vcache.ko, build/firmware-sim/firmware-sim and vcache-config
+# (`make`).
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 exec "$TOP/tests/vm/run" --cards 1 --card-size 1G --timing flash \
-	--hdd-model none "$@" -- "$TOP/tests/vm/demo/demo.guest"
+	--hdd-model hdd --timeout 600 "$@" -- "$TOP/tests/vm/demo/demo.guest"
