@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
-RUNTIME = int(os.environ.get("VC_BENCH_RUNTIME", "10"))
-WRUNTIME = int(os.environ.get("VC_BENCH_WRITE_RUNTIME") or 2 * RUNTIME)
+RUNTIME = int(os.environ.get("VC_BENCH_RUNTIME", "8"))
+WRUNTIME = int(os.environ.get("VC_BENCH_WRITE_RUNTIME") or 20)
 REPS = int(os.environ.get("VC_BENCH_REPS", "3"))
 SIZE = os.environ.get("VC_BENCH_SIZE", "256M")
 REGION = os.environ.get("VC_BENCH_REGION", "512M")
