@@ -455,7 +455,6 @@ static void vcd_remove(struct pci_dev *pdev)
 		 dev->id.serial, vcd_state_name(vcd_state(dev)));
 	vcd_debugfs_remove(dev);
 	vcd_stack_going(dev);	/* its users stop and let go first */
-	vcd_space_remove(dev);	/* regions a user left open */
 	vcd_begin_delete(dev);
 	if (!pci_device_is_present(pdev))
 		vcd_kill(dev, "device gone");
@@ -464,6 +463,12 @@ static void vcd_remove(struct pci_dev *pdev)
 
 	/* Writes back, then waits for every request (timeouts kill). */
 	vcd_blk_remove_disk(dev);
+	/*
+	 * Then the region disks a user left open, and the table's: removing
+	 * the last queue but one of the tag set freezes the other, which
+	 * must not wait on a stuck command of a live raw disk.
+	 */
+	vcd_space_remove(dev);
 	cancel_work_sync(&dev->reset_work);
 
 	/* A card killed for a stuck command whose firmware runs: shut down. */
