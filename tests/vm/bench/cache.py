@@ -268,13 +268,8 @@ def wait_for(path, secs=30, gone=False):
 
 
 def bcache_teardown():
-    for f in glob.glob("/sys/block/bcache*/bcache/stop"):
-        try:
-            with open(f, "w") as fh:
-                fh.write("1")
-        except OSError:
-            pass
-    for f in glob.glob("/sys/fs/bcache/*-*/unregister"):
+    for f in (glob.glob("/sys/block/bcache*/bcache/stop") +
+              glob.glob("/sys/fs/bcache/*-*/unregister")):
         try:
             with open(f, "w") as fh:
                 fh.write("1")
