@@ -392,21 +392,17 @@ else
 fi
 
 # ------------------------------------------------ man page, udev rule
-if ! command -v mandoc >/dev/null; then
-	bad man_lint "mandoc not installed"
-elif out=$(mandoc -T lint -W warning "$top/man/vcache-config.8" 2>&1) && [ -z "$out" ]; then
-	ok man_lint
-else
-	bad man_lint "$out"
-fi
-# the driver's page, vcache(4)
-if ! command -v mandoc >/dev/null; then
-	bad man_lint_vcache4 "mandoc not installed"
-elif out=$(mandoc -T lint -W warning "$top/man/vcache.4" 2>&1) && [ -z "$out" ]; then
-	ok man_lint_vcache4
-else
-	bad man_lint_vcache4 "$out"
-fi
+# this tool's page and the driver's, vcache(4)
+for page in "man_lint vcache-config.8" "man_lint_vcache4 vcache.4"; do
+	set -- $page
+	if ! command -v mandoc >/dev/null; then
+		bad "$1" "mandoc not installed"
+	elif out=$(mandoc -T lint -W warning "$top/man/$2" 2>&1) && [ -z "$out" ]; then
+		ok "$1"
+	else
+		bad "$1" "$out"
+	fi
+done
 # every command, parameter and statistic of the header is in the man page
 missing=
 for w in create attach detach delete flush set pid list show hotplug ident \
