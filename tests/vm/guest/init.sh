@@ -84,6 +84,13 @@ rc=$?
 
 cd /
 if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules; then
+	# udev probes a disk that just changed (a cache deleted, the raw
+	# card grown back) with it open for a moment: let it finish first
+	udevadm settle --timeout=10 2>/dev/null
+	for _ in 1 2 3 4 5; do
+		grep -q '^vcache .* 0 ' /proc/modules && break
+		sleep 0.2
+	done
 	if ! rmmod vcache; then
 		say "rmmod vcache failed"
 		touch "$RUN/unload-failed"
