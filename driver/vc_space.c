@@ -409,7 +409,8 @@ static const struct block_device_operations vcd_region_ops = {
 
 /*
  * A hidden disk on the card's tag set for @len bytes at byte @start of the
- * card, named after the card plus @suffix (space_lock held, or at load).
+ * card, named vcspaceN@suffix: not vflash*, which names the raw disks
+ * that users and scripts glob (space_lock held, or at load).
  */
 static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
 			   u64 len, const char *suffix,
@@ -437,8 +438,8 @@ static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
 	disk->fops = &vcd_region_ops;
 	disk->private_data = r;
 	disk->flags |= GENHD_FL_HIDDEN;
-	snprintf(disk->disk_name, sizeof(disk->disk_name), "%s%s", dev->name,
-		 suffix);
+	snprintf(disk->disk_name, sizeof(disk->disk_name), "vcspace%d%s",
+		 dev->instance, suffix);
 	set_capacity(disk, len >> SECTOR_SHIFT);
 	r->disk = disk;
 

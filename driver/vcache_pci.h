@@ -339,7 +339,7 @@ struct vcd_dev {
 	enum vcd_space_state space_state;
 	struct list_head regions;
 	struct vcd_region *space_r;	/* the table's own hidden disk */
-	unsigned int region_seq;	/* names region disks vflashNrM */
+	unsigned int region_seq;	/* names region disks vcspaceNrM */
 
 	/* Counters for sysfs. */
 	atomic_t nr_timeouts;
