@@ -140,6 +140,8 @@ static void cache_free(struct vc_cache *c)
 	vc_mutex_destroy(&c->ctl_mutex);
 	vc_seq_destroy(&c->seq);
 	vc_pidlist_destroy(&c->pids);
+	vc_pcpu_exit(&c->lat);
+	vc_pcpu_exit(&c->dst);
 	vc_pcpu_exit(&c->st);
 	vc_free(c);
 }
@@ -162,6 +164,10 @@ static int cache_init(struct vc_cache *c)
 	vc_work_init(&c->commit_work, vc_commit_work_fn);
 	/* cache_free() may run from here on (it cancels these works) */
 	err = vc_pcpu_init(&c->st, VC_NR_STATS);
+	if (!err)
+		err = vc_pcpu_init(&c->dst, VC_MAX_BACKING * VC_NR_DSTATS);
+	if (!err)
+		err = vc_pcpu_init(&c->lat, VC_NR_LAT * VC_LAT_BUCKETS);
 	if (!err)
 		err = vc_cleaner_init(c);
 	if (!err)
@@ -542,7 +548,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		goto out;
 	}
 	if (ds.lost) {
-		vc_stat_add(VC_STAT(c, lost_blocks), ds.lost);
+		vc_stat_add(VC_DSTAT(c, id, lost_blocks), ds.lost);
 		vc_log_warn("%s: detach: %llu dirty blocks dropped",
 			    c->cdev->name, (unsigned long long)ds.lost);
 	}
@@ -698,8 +704,18 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	u64 age = vc_param(c, VC_P_MAX_DIRTY_AGE_MS);
 	u32 i;
 
+	u64 *sum = (u64 *)&st->dev_sum;
+
 	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
 		dst[i] = vc_pcpu_sum(&c->st, i);
+	/* the per-device fields: the sum over every device */
+	for (i = 0; i < VC_NR_DSTATS; i++) {
+		u32 d;
+
+		sum[i] = 0;
+		for (d = 0; d < VC_MAX_BACKING; d++)
+			sum[i] += vc_pcpu_sum(&c->dst, d * VC_NR_DSTATS + i);
+	}
 	st->nr_blocks = c->nr_blocks;
 	st->valid_blocks = (u64)vc_atomic64_read(&c->nr_valid);
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
@@ -728,6 +744,29 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 void vc_cache_reset_stats(struct vc_cache *c)
 {
 	vc_pcpu_reset(&c->st);
+	vc_pcpu_reset(&c->dst);
+	vc_pcpu_reset(&c->lat);
+}
+
+void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,
+			    struct vc_dev_stats *st)
+{
+	u64 *v = (u64 *)st;
+	u32 i;
+
+	for (i = 0; i < VC_NR_DSTATS; i++)
+		v[i] = dev < VC_MAX_BACKING ?
+		       vc_pcpu_sum(&c->dst, dev * VC_NR_DSTATS + i) : 0;
+}
+
+void vc_cache_get_latency(struct vc_cache *c, enum vc_lat_path path,
+			  u64 *buckets)
+{
+	u32 i;
+
+	for (i = 0; i < VC_LAT_BUCKETS; i++)
+		buckets[i] = (u32)path < VC_NR_LAT ?
+			     vc_pcpu_sum(&c->lat, path * VC_LAT_BUCKETS + i) : 0;
 }
 
 /* -------------------------------------------------------------- shutdown */

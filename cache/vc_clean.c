@@ -333,6 +333,7 @@ static void run_read_end_put(struct vc_run *run)
 		run_write_end(&run->wio, run->err);
 		return;
 	}
+	run->start_ns = vc_now_ns();
 	vc_dev_submit(&run->wio);
 }
 
@@ -408,16 +409,21 @@ static void run_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_run *run = vc_container_of(io, struct vc_run, wio);
 	struct vc_cache *c = run->c;
+	u32 dev = vc_key_dev(c->rb[run->first].key);
 	bool all_done, more;
 	u32 i;
 
 	if (err) {
 		if (!run->err)
-			vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+			vc_stat_add(VC_DSTAT(c, dev, backing_write_errors), 1);
 		for (i = 0; i < run->nr; i++)
 			c->rb[run->first + i].err = 1;
 	} else {
-		vc_stat_add(VC_STAT(c, wb_ios), 1);
+		vc_lat_add(c, VC_LAT_WRITEBACK, vc_now_ns() - run->start_ns);
+		vc_stat_add(VC_DSTAT(c, dev, wb_ios), 1);
+		vc_stat_add(VC_DSTAT(c, dev, wb_blocks), run->nr);
+		vc_stat_add(VC_DSTAT(c, dev, wb_bytes),
+			    (u64)run->nr << c->block_shift);
 		vc_stat_add(VC_STAT(c, backing_ios), 1);
 		vc_stat_add(VC_STAT(c, backing_bytes_written),
 			    (u64)run->nr << c->block_shift);
@@ -470,7 +476,7 @@ static void batch_flush_end(struct vc_dev_io *io, int err)
 
 	f->err[io - f->io] = err;
 	if (err)
-		vc_stat_add(VC_STAT(f->c, backing_write_errors), 1);
+		vc_stat_add(VC_DSTAT(f->c, io - f->io, backing_write_errors), 1);
 	batch_flush_put(f);
 }
 

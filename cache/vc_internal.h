@@ -204,6 +204,7 @@ struct vc_run {
 	struct vc_buf *buf;
 	vc_atomic_t pending;
 	int err;
+	u64 start_ns;		/* backing write submitted */
 	bool reserved;		/* buf and rio are the cleaner's reserve */
 	struct vc_dev_io wio;	/* backing write */
 	struct vc_dev_io *rio;	/* cache reads, nr of them */
@@ -222,10 +223,27 @@ struct vc_cand {
  * vc_stats: vc_stat_add(VC_STAT(c, field), v) touches no shared line.
  */
 #define VC_NR_STATS	(sizeof(struct vc_stats) / sizeof(u64))
-#define VC_STAT(c, field) \
-	&(c)->st, (u32)(__builtin_offsetof(struct vc_stats, field) / sizeof(u64))
-#define VC_STAT_IDX(c, field, i) \
-	&(c)->st, (u32)(__builtin_offsetof(struct vc_stats, field) / sizeof(u64) + (i))
+/* a per-device field through VC_STAT would be lost: a compile error */
+#define VC_STAT_OFF(field) \
+	(__builtin_offsetof(struct vc_stats, field) / sizeof(u64) + \
+	 0 * sizeof(char[__builtin_offsetof(struct vc_stats, field) >= \
+			 sizeof(struct vc_dev_stats) ? 1 : -1]))
+#define VC_STAT(c, field) &(c)->st, (u32)VC_STAT_OFF(field)
+#define VC_STAT_IDX(c, field, i) &(c)->st, (u32)(VC_STAT_OFF(field) + (i))
+/*
+ * Per backing device counters (struct vc_dev_stats), per CPU too:
+ * vc_stat_add(VC_DSTAT(c, dev, field), v).  The cache-wide fields of the
+ * same names in struct vc_stats are their sum (vc_cache_get_stats).
+ */
+#define VC_NR_DSTATS	(sizeof(struct vc_dev_stats) / sizeof(u64))
+#define VC_DSTAT_OFF(field) \
+	(__builtin_offsetof(struct vc_dev_stats, field) / sizeof(u64))
+#define VC_DSTAT(c, dev, field) \
+	&(c)->dst, (u32)((dev) * VC_NR_DSTATS + \
+			 __builtin_offsetof(struct vc_dev_stats, field) / sizeof(u64))
+#define VC_DSTAT_IDX(c, dev, field, i) \
+	&(c)->dst, (u32)((dev) * VC_NR_DSTATS + (i) + \
+			 __builtin_offsetof(struct vc_dev_stats, field) / sizeof(u64))
 
 struct vc_cache {
 	struct vc_dev *cdev;
@@ -368,7 +386,9 @@ struct vc_cache {
 	vc_mempool_t req_pool, aux_pool, md_pool, blk_pool;
 	struct vc_buf *zero_buf;	/* a block of zeroes, read-only */
 
-	vc_pcpu_t st;
+	vc_pcpu_t st;		/* struct vc_stats, cache-wide fields */
+	vc_pcpu_t dst;		/* struct vc_dev_stats per backing device */
+	vc_pcpu_t lat;		/* [VC_NR_LAT][VC_LAT_BUCKETS] */
 	u64 mem_bytes;
 };
 
@@ -513,6 +533,12 @@ u32 vc_cur_epoch(struct vc_cache *c);
 static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)
 {
 	vc_pcpu_add(st, i, v);
+}
+
+/* Count @ns in the latency histogram of @path (per CPU). */
+static inline void vc_lat_add(struct vc_cache *c, u32 path, u64 ns)
+{
+	vc_pcpu_add(&c->lat, path * VC_LAT_BUCKETS + vc_lat_bucket(ns), 1);
 }
 
 static inline u64 vc_param(struct vc_cache *c, enum vc_param p)

@@ -11,6 +11,7 @@
 #define HF_BYP_SEQ	(1 << 2)
 #define HF_BYP_PID	(1 << 3)
 #define HF_PREFLUSHED	(1 << 4)
+#define HF_BYPASS	(1 << 5)	/* a block went around the cache */
 
 static void hio_put(struct vc_cache *c, struct vc_host_io *hio);
 static void write_backing_only(struct vc_req *r);
@@ -243,7 +244,7 @@ bool vc_lose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
 		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST);
 		vc_hash_insert(c, s, blk);
 	}
-	vc_stat_add(VC_STAT(c, lost_blocks), 1);
+	vc_stat_add(VC_DSTAT(c, vc_key_dev(key), lost_blocks), 1);
 	return md;
 }
 
@@ -302,10 +303,35 @@ static u32 take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
 	return blk;
 }
 
-/* Count a bypass; one for lack of space also wakes the cleaner. */
-static void count_bypass(struct vc_cache *c, int reason)
+/*
+ * Count the first lookup of @r on its path: @off is the counter's index
+ * in struct vc_dev_stats (read_hits, read_misses, write_hits or
+ * write_misses); the byte counter of the path follows the same order.
+ */
+static void count_path(struct vc_req *r, u32 off)
 {
-	vc_stat_add(VC_STAT_IDX(c, bypass, reason), 1);
+	struct vc_cache *c = r->c;
+	u32 base = vc_key_dev(r->key) * VC_NR_DSTATS;
+
+	_Static_assert(VC_DSTAT_OFF(write_miss_bytes) - VC_DSTAT_OFF(write_misses) ==
+		       VC_DSTAT_OFF(read_hit_bytes) - VC_DSTAT_OFF(read_hits),
+		       "path counters and their bytes in the same order");
+	vc_stat_add(&c->dst, base + off, 1);
+	vc_stat_add(&c->dst, base + off + VC_DSTAT_OFF(read_hit_bytes) -
+		    VC_DSTAT_OFF(read_hits), r->len);
+	if (off == VC_DSTAT_OFF(write_misses))
+		ef_or(r->hio, HF_MISS);
+}
+
+/* Count a bypass; one for lack of space also wakes the cleaner. */
+static void count_bypass(struct vc_req *r, int reason)
+{
+	struct vc_cache *c = r->c;
+	u32 dev = vc_key_dev(r->key);
+
+	ef_or(r->hio, HF_BYPASS);
+	vc_stat_add(VC_DSTAT_IDX(c, dev, bypass, reason), 1);
+	vc_stat_add(VC_DSTAT_IDX(c, dev, bypass_bytes, reason), r->len);
 	if (reason == VC_BYP_ADMISSION)
 		vc_stat_add(VC_STAT(c, not_admitted), 1);
 	if (reason == VC_BYP_NOSPACE)
@@ -318,7 +344,8 @@ static void read_backing_end(struct vc_dev_io *io, int err)
 	struct vc_req *r = io->private;
 
 	if (err)
-		vc_stat_add(VC_STAT(r->c, backing_read_errors), 1);
+		vc_stat_add(VC_DSTAT(r->c, vc_key_dev(r->key),
+				     backing_read_errors), 1);
 	else
 		vc_stat_add(VC_STAT(r->c, backing_bytes_read), r->len);
 	req_done(r, err);
@@ -394,7 +421,8 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	bool stale;
 
 	if (err) {
-		vc_stat_add(VC_STAT(c, backing_read_errors), 1);
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_read_errors),
+			    1);
 		invalidate_blk(c, r->blk);
 		req_done(r, err);
 		return;
@@ -468,12 +496,13 @@ static void dispatch_read(struct vc_req *r)
 		vc_spin_unlock(&s->lock);
 		if (lost) {
 			/* the newest data was lost: never serve older */
-			vc_stat_add(VC_STAT(c, lost_reads), 1);
+			vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), lost_reads),
+				    1);
 			req_done(r, -EIO);
 			return;
 		}
 		/* a failed tombstone: the backing device has the data */
-		count_bypass(c, VC_BYP_BUSY);
+		count_bypass(r, VC_BYP_BUSY);
 		read_backing(r);
 		return;
 	}
@@ -490,7 +519,7 @@ static void dispatch_read(struct vc_req *r)
 		vc_spin_unlock(&s->lock);
 		if (!r->hit) {
 			r->hit = 1;
-			vc_stat_add(VC_STAT(c, read_hits), 1);
+			count_path(r, VC_DSTAT_OFF(read_hits));
 		}
 		ef_or(r->hio, HF_HIT);
 		r->blk = blk;
@@ -506,7 +535,7 @@ static void dispatch_read(struct vc_req *r)
 	/* miss */
 	if (!r->hit) {
 		r->hit = 2;
-		vc_stat_add(VC_STAT(c, read_misses), 1);
+		count_path(r, VC_DSTAT_OFF(read_misses));
 	}
 	ef_or(r->hio, HF_MISS);
 	if (vc_effective_mode(c) == VC_MODE_PT)
@@ -530,7 +559,7 @@ static void dispatch_read(struct vc_req *r)
 	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
-		count_bypass(c, byp);
+		count_bypass(r, byp);
 		read_backing(r);
 		return;
 	}
@@ -540,7 +569,7 @@ static void dispatch_read(struct vc_req *r)
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 		if (!r->bounce) {
 			invalidate_blk(c, blk);
-			count_bypass(c, VC_BYP_BUSY);
+			count_bypass(r, VC_BYP_BUSY);
 			read_backing(r);
 			return;
 		}
@@ -561,7 +590,8 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 
 	byp_uncount(r);
 	if (err)
-		vc_stat_add(VC_STAT(r->c, backing_write_errors), 1);
+		vc_stat_add(VC_DSTAT(r->c, vc_key_dev(r->key),
+				     backing_write_errors), 1);
 	else
 		vc_stat_add(VC_STAT(r->c, backing_bytes_written), r->len);
 	req_done(r, err);
@@ -662,7 +692,8 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	bool md;
 
 	if (err)
-		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_write_errors),
+			    1);
 	else
 		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
 	vc_spin_lock(&s->lock);
@@ -850,7 +881,8 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	else
 		vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
 	if (r->err_back)
-		vc_stat_add(VC_STAT(c, backing_write_errors), 1);
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_write_errors),
+			    1);
 	else
 		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
 	s = vc_set_of_blk(c, r->blk);
@@ -965,7 +997,7 @@ static void dispatch_write(struct vc_req *r)
 			s->byp_inflight++;
 			s->byp_gen++;
 			r->byp_counted = 1;
-			count_bypass(c, VC_BYP_BUSY);
+			count_bypass(r, VC_BYP_BUSY);
 			r->blk = blk;
 			if (!(w & B_FLASHDIRTY)) {
 				vc_spin_unlock(&s->lock);
@@ -980,7 +1012,7 @@ static void dispatch_write(struct vc_req *r)
 		}
 		if (!r->hit) {
 			r->hit = 1;
-			vc_stat_add(VC_STAT(c, write_hits), 1);
+			count_path(r, VC_DSTAT_OFF(write_hits));
 		}
 		r->blk = blk;
 		if (m == VC_MODE_WB && byp < 0 &&
@@ -1000,7 +1032,7 @@ static void dispatch_write(struct vc_req *r)
 			return;
 		}
 		/* bypassing write over a cached block */
-		count_bypass(c, byp);
+		count_bypass(r, byp);
 		if (w & B_DIRTY) {
 			/* keep the dirty copy coherent: write both */
 			vc_block_set_word(c, s, blk, w | B_BUSY);
@@ -1024,7 +1056,7 @@ static void dispatch_write(struct vc_req *r)
 	}
 	if (!r->hit) {
 		r->hit = 2;
-		vc_stat_add(VC_STAT(c, write_misses), 1);
+		count_path(r, VC_DSTAT_OFF(write_misses));
 	}
 	if (byp < 0 && (!full || !block_fits(c, r->key)))
 		byp = VC_BYP_MODE;	/* partial block: not allocated */
@@ -1043,7 +1075,7 @@ static void dispatch_write(struct vc_req *r)
 	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
-		count_bypass(c, byp);
+		count_bypass(r, byp);
 		write_backing_only(r);
 		return;
 	}
@@ -1238,40 +1270,33 @@ struct vc_aux {
 
 static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio);
 
-static u32 lat_bucket(u64 ns)
-{
-	u64 us = ns / 1000;
-	u32 b = 0;
-
-	while (us && b < VC_LAT_BUCKETS - 1) {
-		us >>= 1;
-		b++;
-	}
-	return b;
-}
-
 static void hio_complete(struct vc_cache *c, struct vc_host_io *hio)
 {
 	int ef = vc_atomic_read(&hio->eflags);
 	u32 dev = hio->dev_id;
-	int cls;
+	int path;
 
+	/* a miss anywhere makes a miss; else a bypass anywhere a bypass */
 	switch (hio->op) {
 	case VC_OP_READ:
-		cls = (ef & HF_MISS) ? VC_LAT_READ_MISS : VC_LAT_READ_HIT;
-		break;
 	case VC_OP_WRITE:
-		cls = VC_LAT_WRITE;
+		if (ef & HF_MISS)
+			path = hio->op == VC_OP_READ ? VC_LAT_READ_MISS :
+						       VC_LAT_WRITE_MISS;
+		else if (ef & HF_BYPASS)
+			path = VC_LAT_BYPASS;
+		else
+			path = hio->op == VC_OP_READ ? VC_LAT_READ_HIT :
+						       VC_LAT_WRITE_HIT;
 		break;
 	case VC_OP_FLUSH:
-		cls = VC_LAT_FLUSH;
+		path = VC_LAT_FLUSH;
 		break;
 	default:
-		cls = -1;
+		path = -1;
 	}
-	if (cls >= 0)
-		vc_stat_add(VC_STAT_IDX(c, lat, cls * VC_LAT_BUCKETS +
-					lat_bucket(vc_now_ns() - hio->start_ns)), 1);
+	if (path >= 0)
+		vc_lat_add(c, path, vc_now_ns() - hio->start_ns);
 	hio->end_io(hio, vc_atomic_read(&hio->error));
 	vc_atomic_inc(&c->wakers);	/* @c may not be freed under us */
 	vc_atomic_dec(&c->bdev[dev].inflight);
@@ -1357,7 +1382,8 @@ static void flush_end(struct vc_dev_io *io, int err)
 	struct vc_aux *a = io->private;
 
 	if (err) {
-		vc_stat_add(VC_STAT(a->c, backing_write_errors), 1);
+		vc_stat_add(VC_DSTAT(a->c, a->hio->dev_id, backing_write_errors),
+			    1);
 		a->err = err;
 	}
 	flush_done_part(a);
@@ -1489,30 +1515,30 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 
 	switch (hio->op) {
 	case VC_OP_READ:
-		vc_stat_add(VC_STAT(c, reads), 1);
-		vc_stat_add(VC_STAT(c, read_bytes), hio->len);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, reads), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, read_bytes), hio->len);
 		break;
 	case VC_OP_WRITE:
-		vc_stat_add(VC_STAT(c, writes), 1);
-		vc_stat_add(VC_STAT(c, write_bytes), hio->len);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, writes), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, write_bytes), hio->len);
 		if (hio->flags & VC_IO_FUA)
-			vc_stat_add(VC_STAT(c, fua_writes), 1);
+			vc_stat_add(VC_DSTAT(c, hio->dev_id, fua_writes), 1);
 		break;
 	case VC_OP_FLUSH:
-		vc_stat_add(VC_STAT(c, flushes), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, flushes), 1);
 		do_flush(c, hio, false);
 		return;
 	case VC_OP_WRITE_ZEROES:
-		vc_stat_add(VC_STAT(c, write_zeroes), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, write_zeroes), 1);
 		if (hio->flags & VC_IO_PREFLUSH) {
-			vc_stat_add(VC_STAT(c, flushes), 1);
+			vc_stat_add(VC_DSTAT(c, hio->dev_id, flushes), 1);
 			do_flush(c, hio, true);
 			return;
 		}
 		start_passed_down(c, hio);
 		return;
 	case VC_OP_DISCARD:
-		vc_stat_add(VC_STAT(c, discards), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, discards), 1);
 		start_passed_down(c, hio);
 		return;
 	}
@@ -1524,7 +1550,7 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		ef |= HF_BYP_SEQ;
 	vc_atomic_set(&hio->eflags, ef);
 	if (hio->op == VC_OP_WRITE && (hio->flags & VC_IO_PREFLUSH)) {
-		vc_stat_add(VC_STAT(c, flushes), 1);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, flushes), 1);
 		do_flush(c, hio, true);
 		return;
 	}

@@ -306,34 +306,104 @@ enum vc_clean_trigger {
 	VC_NR_CLEAN
 };
 
-enum vc_lat_class {
+/*
+ * Latency paths: a host request is timed from submission to completion
+ * and counted in one path (a request that missed anywhere is a miss; one
+ * that bypassed anywhere and did not miss is a bypass); a write-back I/O
+ * from submission to its backing device's completion.
+ */
+enum vc_lat_path {
 	VC_LAT_READ_HIT,
 	VC_LAT_READ_MISS,
-	VC_LAT_WRITE,
-	VC_LAT_FLUSH,
+	VC_LAT_WRITE_HIT,
+	VC_LAT_WRITE_MISS,
+	VC_LAT_BYPASS,		/* served around the cache (any reason) */
+	VC_LAT_WRITEBACK,	/* the cleaner's merged backing writes */
+	VC_LAT_FLUSH,		/* host FLUSH requests */
 	VC_NR_LAT
 };
 
-#define VC_LAT_BUCKETS	24	/* bucket i: < 2^i microseconds (last: rest) */
+/*
+ * Log-linear latency buckets in nanoseconds: bucket 0 holds [0, 2^10);
+ * then every power of two from 2^10 to 2^38 is split in 2^VC_LAT_SUB_BITS
+ * equal parts; the last bucket holds everything from 2^38 ns (275 s).
+ * Relative width of a bucket: at most 1/8.  The netlink ABI
+ * (include/vcache/vcache_nl.h, VCACHE_LAT_*) uses the same scheme.
+ */
+#define VC_LAT_MIN_SHIFT	10
+#define VC_LAT_MAX_SHIFT	38
+#define VC_LAT_SUB_BITS		3
+#define VC_LAT_BUCKETS \
+	(2 + ((VC_LAT_MAX_SHIFT - VC_LAT_MIN_SHIFT) << VC_LAT_SUB_BITS))
+
+static inline u32 vc_lat_bucket(u64 ns)
+{
+	u32 m;
+
+	if (ns < (1ULL << VC_LAT_MIN_SHIFT))
+		return 0;
+	if (ns >= (1ULL << VC_LAT_MAX_SHIFT))
+		return VC_LAT_BUCKETS - 1;
+	m = 63 - (u32)__builtin_clzll(ns);	/* MIN_SHIFT <= m < MAX_SHIFT */
+	return 1 + ((m - VC_LAT_MIN_SHIFT) << VC_LAT_SUB_BITS) +
+	       (u32)((ns >> (m - VC_LAT_SUB_BITS)) &
+		     ((1u << VC_LAT_SUB_BITS) - 1));
+}
+
+/* The first nanosecond value of bucket @b (0 for bucket 0). */
+static inline u64 vc_lat_bucket_low(u32 b)
+{
+	u32 m, sub;
+
+	if (b == 0)
+		return 0;
+	if (b >= VC_LAT_BUCKETS - 1)
+		return 1ULL << VC_LAT_MAX_SHIFT;
+	m = VC_LAT_MIN_SHIFT + ((b - 1) >> VC_LAT_SUB_BITS);
+	sub = (b - 1) & ((1u << VC_LAT_SUB_BITS) - 1);
+	return ((1ULL << VC_LAT_SUB_BITS) + sub) << (m - VC_LAT_SUB_BITS);
+}
+
+/*
+ * Counters of one backing device (its host I/O and its write-back); the
+ * cache's counters of the same names are their sum over every device,
+ * detached ones included until the cache's statistics are reset.
+ * Hits, misses and bypasses count cache blocks (the part of a request
+ * that falls in one block); a miss that is then served around the cache
+ * counts as a miss and as a bypass of its reason.
+ */
+#define VC_DEV_STATS_FIELDS						\
+	u64 reads, writes, flushes, discards;	/* host requests */	\
+	u64 read_hits, read_misses;		/* per cache block */	\
+	u64 write_hits, write_misses;					\
+	u64 read_bytes, write_bytes;					\
+	u64 read_hit_bytes, read_miss_bytes;				\
+	u64 write_hit_bytes, write_miss_bytes;				\
+	u64 write_zeroes;						\
+	u64 fua_writes;							\
+	u64 bypass[VC_NR_BYPASS];		/* per cache block */	\
+	u64 bypass_bytes[VC_NR_BYPASS];					\
+	u64 wb_blocks, wb_bytes;		/* written back */	\
+	u64 wb_ios;				/* merged write-back I/Os */ \
+	u64 backing_read_errors, backing_write_errors;			\
+	u64 lost_blocks;			/* dirty data lost */	\
+	u64 lost_reads;				/* reads failed: data lost */
+
+struct vc_dev_stats {
+	VC_DEV_STATS_FIELDS
+};
 
 struct vc_stats {
-	u64 reads, writes, flushes, discards;	/* host requests */
-	u64 read_hits, read_misses;		/* per cache block */
-	u64 write_hits, write_misses;
-	u64 read_bytes, write_bytes;
-	u64 write_zeroes;
-	u64 fua_writes;
-	u64 bypass[VC_NR_BYPASS];		/* per cache block */
+	union {
+		struct { VC_DEV_STATS_FIELDS };
+		struct vc_dev_stats dev_sum;	/* the same fields */
+	};
 	u64 admitted, not_admitted;
 	u64 evictions;
 	u64 cleanings[VC_NR_CLEAN];		/* blocks written back */
-	u64 wb_ios;				/* merged write-back I/Os */
 	u64 age_based_write_back;		/* == cleanings[VC_CLEAN_AGE] */
 	u64 cache_read_errors, cache_write_errors;
-	u64 backing_read_errors, backing_write_errors;
 	u64 read_retries;			/* clean block re-read on backing */
-	u64 lost_blocks;			/* dirty data lost */
-	u64 lost_reads;				/* reads failed: data lost */
 	u64 lost_marked;			/* blocks whose reads fail now */
 	u64 load_bad_sectors;			/* skipped by a salvage load */
 	u64 load_bad_records;
@@ -351,11 +421,24 @@ struct vc_stats {
 	u64 mem_millibytes_per_block;		/* mem_bytes*1000/nr_blocks */
 	u64 oldest_dirty_age_ms;
 	u32 mode, requested_mode, policy;
-	u64 lat[VC_NR_LAT][VC_LAT_BUCKETS];
 };
 
 void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st);
 void vc_cache_reset_stats(struct vc_cache *c);
+
+/*
+ * The counters of backing device @dev (0 <= dev < VC_MAX_BACKING; zero
+ * for a slot never used since the last reset).
+ */
+void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,
+			    struct vc_dev_stats *st);
+
+/*
+ * The latency histogram of @path: @buckets[VC_LAT_BUCKETS] gets the
+ * number of requests per bucket since load or the last reset.
+ */
+void vc_cache_get_latency(struct vc_cache *c, enum vc_lat_path path,
+			  u64 *buckets);
 
 /*
  * RAM for the per-block metadata, in bytes per cache block (everything

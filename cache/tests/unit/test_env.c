@@ -163,41 +163,173 @@ static void test_memdev_volatile(void **st)
 	vc_memdev_destroy(m);
 }
 
+static u64 lat_count(struct tenv *t, enum vc_lat_path path, u64 *b0)
+{
+	u64 b[VC_LAT_BUCKETS], n = 0;
+	u32 i;
+
+	vc_cache_get_latency(t->c, path, b);
+	for (i = 0; i < VC_LAT_BUCKETS; i++)
+		n += b[i];
+	if (b0)
+		*b0 = b[0];
+	return n;
+}
+
 static void test_latency_histograms(void **st)
 {
+	struct vc_cache_config cfg = t_cfg_manual();
 	struct tenv t;
 	struct vc_stats s;
-	u64 hit = 0, miss = 0, wr = 0, fl = 0;
+	u64 b0;
 	u32 i;
 
 	(void)st;
-	t_setup(&t, 64, 1024, false, NULL);
+	cfg.mode = VC_MODE_WB;
+	t_setup(&t, 64, 1024, false, &cfg);
 	for (i = 0; i < 10; i++)
-		t_write_pat(&t, i, 1, 1, 0);
+		t_write_pat(&t, i, 1, 1, 0);		/* write misses */
+	for (i = 0; i < 3; i++)
+		t_write_pat(&t, i, 1, 2, 0);		/* write hits */
 	for (i = 0; i < 10; i++)
-		t_check_pat(&t, i, 1, 1);
+		t_check_pat(&t, i, 1, i < 3 ? 2 : 1);	/* read hits */
 	for (i = 0; i < 5; i++)
-		t_check_pat(&t, 100 + i, 1, 0);
+		t_check_pat(&t, 100 + i, 1, 0);		/* read misses */
 	t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL);
+	assert_int_equal(lat_count(&t, VC_LAT_READ_HIT, &b0), 10);
+	assert_int_equal(b0, 10);	/* virtual clock: 0 ns */
+	assert_int_equal(lat_count(&t, VC_LAT_READ_MISS, NULL), 5);
+	assert_int_equal(lat_count(&t, VC_LAT_WRITE_MISS, NULL), 10);
+	assert_int_equal(lat_count(&t, VC_LAT_WRITE_HIT, NULL), 3);
+	assert_int_equal(lat_count(&t, VC_LAT_BYPASS, NULL), 0);
+	assert_int_equal(lat_count(&t, VC_LAT_FLUSH, NULL), 1);
+	assert_int_equal(lat_count(&t, VC_LAT_WRITEBACK, NULL), 0);
+
+	/* write-back: ten dirty blocks in one merged run */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
 	s = t_stats(&t);
-	for (i = 0; i < VC_LAT_BUCKETS; i++) {
-		hit += s.lat[VC_LAT_READ_HIT][i];
-		miss += s.lat[VC_LAT_READ_MISS][i];
-		wr += s.lat[VC_LAT_WRITE][i];
-		fl += s.lat[VC_LAT_FLUSH][i];
-	}
-	assert_int_equal(hit, 10);
-	assert_int_equal(miss, 5);
-	assert_int_equal(wr, 10);
-	assert_int_equal(fl, 1);
-	assert_int_equal(s.lat[VC_LAT_READ_HIT][0], 10);	/* 0 us: virtual */
+	assert_int_equal(lat_count(&t, VC_LAT_WRITEBACK, NULL), s.wb_ios);
+	assert_true(s.wb_ios >= 1);
+	assert_int_equal(s.wb_blocks, 10);
+	assert_int_equal(s.wb_bytes, 10 * T_BS);
+
+	/* a bypass: pass-through mode */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_PT), 0);
+	t_check_pat(&t, 200, 1, 0);
+	assert_int_equal(lat_count(&t, VC_LAT_BYPASS, NULL) +
+			 lat_count(&t, VC_LAT_READ_MISS, NULL), 6);
+
+	s = t_stats(&t);
 	assert_true(s.flash_bytes_written >= 10 * 4096);
 	assert_true(s.md_writes > 0);
 	vc_cache_reset_stats(t.c);
 	s = t_stats(&t);
 	assert_int_equal(s.reads, 0);
-	assert_int_equal(s.dirty_blocks, 10);	/* state, not a counter */
+	assert_int_equal(s.read_hit_bytes, 0);
+	assert_int_equal(lat_count(&t, VC_LAT_READ_HIT, NULL), 0);
+	assert_int_equal(s.valid_blocks, 15);	/* state, not a counter */
 	t_teardown(&t);
+}
+
+/* The log-linear buckets: contiguous, ordered, each at most 1/8 wide. */
+static void test_latency_buckets(void **st)
+{
+	u64 ns, lo, hi;
+	u32 b;
+
+	(void)st;
+	assert_int_equal(vc_lat_bucket(0), 0);
+	assert_int_equal(vc_lat_bucket(1023), 0);
+	assert_int_equal(vc_lat_bucket(1024), 1);
+	assert_int_equal(vc_lat_bucket(~0ULL), VC_LAT_BUCKETS - 1);
+	assert_int_equal(vc_lat_bucket(1ULL << VC_LAT_MAX_SHIFT),
+			 VC_LAT_BUCKETS - 1);
+	assert_int_equal(vc_lat_bucket((1ULL << VC_LAT_MAX_SHIFT) - 1),
+			 VC_LAT_BUCKETS - 2);
+	for (b = 1; b < VC_LAT_BUCKETS - 1; b++) {
+		lo = vc_lat_bucket_low(b);
+		hi = vc_lat_bucket_low(b + 1);
+		assert_true(lo < hi);
+		assert_true((hi - lo) * 8 <= lo);
+		assert_int_equal(vc_lat_bucket(lo), b);
+		assert_int_equal(vc_lat_bucket(hi - 1), b);
+		assert_int_equal(vc_lat_bucket(lo + (hi - lo) / 2), b);
+	}
+	/* every value lands in the bucket that holds it */
+	for (ns = 1; ns < (1ULL << 40); ns = ns * 3 + 7) {
+		b = vc_lat_bucket(ns);
+		assert_true(vc_lat_bucket_low(b) <= ns);
+		if (b < VC_LAT_BUCKETS - 1)
+			assert_true(ns < vc_lat_bucket_low(b + 1));
+	}
+}
+
+/* Two backing devices: each counts its own; the cache has the sums. */
+static void test_dev_stats(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct vc_dev_stats d0, d1;
+	struct vc_memdev *b2;
+	struct tenv t;
+	struct vc_stats s;
+	u32 id2, i, saved;
+
+	(void)st;
+	cfg.mode = VC_MODE_WB;
+	t_setup(&t, 256, 1024, false, &cfg);
+	b2 = vc_memdev_create("hdd1", 1024 * T_BSEC, false);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(b2), "hdd1", &id2), 0);
+	for (i = 0; i < 4; i++)
+		t_write_pat(&t, i, 1, 1, 0);
+	for (i = 0; i < 4; i++)
+		t_check_pat(&t, i, 1, 1);
+	saved = t.dev;
+	t.dev = id2;
+	t_write_pat(&t, 0, 2, 3, 0);		/* one request, two blocks */
+	t_check_pat(&t, 10, 1, 0);		/* a read miss */
+	t_check_pat(&t, 0, 2, 3);		/* two block hits */
+	t.dev = saved;
+	vc_cache_get_dev_stats(t.c, t.dev, &d0);
+	vc_cache_get_dev_stats(t.c, id2, &d1);
+	assert_int_equal(d0.writes, 4);
+	assert_int_equal(d0.write_misses, 4);
+	assert_int_equal(d0.write_miss_bytes, 4 * T_BS);
+	assert_int_equal(d0.reads, 4);
+	assert_int_equal(d0.read_hits, 4);
+	assert_int_equal(d0.read_hit_bytes, 4 * T_BS);
+	assert_int_equal(d0.read_misses, 0);
+	assert_int_equal(d1.writes, 1);
+	assert_int_equal(d1.write_bytes, 2 * T_BS);
+	assert_int_equal(d1.write_misses, 2);
+	assert_int_equal(d1.reads, 2);
+	assert_int_equal(d1.read_hits, 2);
+	assert_int_equal(d1.read_misses, 1);
+	assert_int_equal(d1.read_miss_bytes, T_BS);
+	s = t_stats(&t);
+	assert_int_equal(s.reads, d0.reads + d1.reads);
+	assert_int_equal(s.read_hits, 6);
+	assert_int_equal(s.write_miss_bytes, 6 * T_BS);
+	/* write-back is counted per device */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	vc_cache_get_dev_stats(t.c, t.dev, &d0);
+	vc_cache_get_dev_stats(t.c, id2, &d1);
+	assert_int_equal(d0.wb_blocks, 4);
+	assert_int_equal(d1.wb_blocks, 2);
+	assert_int_equal(d1.wb_bytes, 2 * T_BS);
+	/* bypass bytes by reason: write-around writes */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WA), 0);
+	t_write_pat(&t, 50, 1, 9, 0);
+	vc_cache_get_dev_stats(t.c, t.dev, &d0);
+	assert_int_equal(d0.bypass[VC_BYP_MODE], 1);
+	assert_int_equal(d0.bypass_bytes[VC_BYP_MODE], T_BS);
+	/* an out-of-range slot reads as zero */
+	vc_cache_get_dev_stats(t.c, VC_MAX_BACKING, &d1);
+	assert_int_equal(d1.reads, 0);
+	vc_cache_reset_stats(t.c);
+	vc_cache_get_dev_stats(t.c, t.dev, &d0);
+	assert_int_equal(d0.reads + d0.writes + d0.wb_blocks, 0);
+	t_teardown(&t);
+	vc_memdev_destroy(b2);
 }
 
 int main(void)
@@ -208,6 +340,8 @@ int main(void)
 		cmocka_unit_test(test_buffers),
 		cmocka_unit_test(test_memdev_volatile),
 		cmocka_unit_test(test_latency_histograms),
+		cmocka_unit_test(test_latency_buckets),
+		cmocka_unit_test(test_dev_stats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
