@@ -168,6 +168,7 @@ static int cache_init(struct vc_cache *c)
 		err = vc_pcpu_init(&c->dst, VC_MAX_BACKING * VC_NR_DSTATS);
 	if (!err)
 		err = vc_pcpu_init(&c->lat, VC_NR_LAT * VC_LAT_BUCKETS);
+	c->stats_since_ns = vc_now_ns();
 	if (!err)
 		err = vc_cleaner_init(c);
 	if (!err)
@@ -721,6 +722,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
 	st->lost_marked = (u64)vc_atomic64_read(&c->nr_lost);
 	st->block_size = c->block_size;
+	st->elapsed_ns = vc_now_ns() - vc_load_u64(&c->stats_since_ns);
 	st->mem_bytes = c->mem_bytes;
 	st->mem_millibytes_per_block = vc_cache_mem_bytes_per_block(c->nr_blocks);
 	st->mode = (u32)vc_effective_mode(c);
@@ -746,6 +748,7 @@ void vc_cache_reset_stats(struct vc_cache *c)
 	vc_pcpu_reset(&c->st);
 	vc_pcpu_reset(&c->dst);
 	vc_pcpu_reset(&c->lat);
+	vc_store_u64(&c->stats_since_ns, vc_now_ns());
 }
 
 void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,

@@ -389,6 +389,7 @@ struct vc_cache {
 	vc_pcpu_t st;		/* struct vc_stats, cache-wide fields */
 	vc_pcpu_t dst;		/* struct vc_dev_stats per backing device */
 	vc_pcpu_t lat;		/* [VC_NR_LAT][VC_LAT_BUCKETS] */
+	u64 stats_since_ns;	/* load or vc_cache_reset_stats() */
 	u64 mem_bytes;
 };
 

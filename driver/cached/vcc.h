@@ -92,6 +92,12 @@ struct vcc_cache {
 /* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */
 extern const char * const vcc_stat_names[VCACHE_S_MAX + 1];
 int vcc_stats_fill(struct vcc_cache *c, u64 *v);
+/* Counters of backing device @id; which ones: vcc_stat_per_dev(). */
+void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v);
+bool vcc_stat_per_dev(int attr);
+/* Histogram of latency path @path (enum vcache_lat_path) and its count. */
+bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count);
+extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 
 /* vcc_cache.c: caches */
 /* Set @ext's message (may be NULL) to a formatted one of any length. */

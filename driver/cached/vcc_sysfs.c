@@ -16,9 +16,66 @@
 static struct proc_dir_entry *vcc_proc_dir;
 static void vcc_sysfs_build(void);
 
-const char * const vcc_stat_names[VCACHE_S_MAX + 1] = {
-	NULL, VCACHE_STATS(VCACHE_X_NAME)
+const char * const vcc_stat_names[VCACHE_S_MAX + 1] = VCACHE_STAT_NAMES;
+
+/* The ABI's per-device counters: where each one is in vc_dev_stats. */
+#define VCC_DS(attr, field) \
+	{ VCACHE_S_##attr, offsetof(struct vc_dev_stats, field) / sizeof(u64) }
+
+static const struct {
+	u8 attr;
+	u8 off;
+} vcc_dev_map[] = {
+	VCC_DS(READS, reads), VCC_DS(WRITES, writes),
+	VCC_DS(FLUSHES, flushes), VCC_DS(DISCARDS, discards),
+	VCC_DS(WRITE_ZEROES, write_zeroes), VCC_DS(FUA_WRITES, fua_writes),
+	VCC_DS(READ_HITS, read_hits), VCC_DS(READ_MISSES, read_misses),
+	VCC_DS(WRITE_HITS, write_hits), VCC_DS(WRITE_MISSES, write_misses),
+	VCC_DS(READ_BYTES, read_bytes), VCC_DS(WRITE_BYTES, write_bytes),
+	VCC_DS(READ_HIT_BYTES, read_hit_bytes),
+	VCC_DS(READ_MISS_BYTES, read_miss_bytes),
+	VCC_DS(WRITE_HIT_BYTES, write_hit_bytes),
+	VCC_DS(WRITE_MISS_BYTES, write_miss_bytes),
+	VCC_DS(BYPASS_MODE, bypass[VC_BYP_MODE]),
+	VCC_DS(BYPASS_SEQ, bypass[VC_BYP_SEQ]),
+	VCC_DS(BYPASS_PID, bypass[VC_BYP_PID]),
+	VCC_DS(BYPASS_ADMISSION, bypass[VC_BYP_ADMISSION]),
+	VCC_DS(BYPASS_NOSPACE, bypass[VC_BYP_NOSPACE]),
+	VCC_DS(BYPASS_BUSY, bypass[VC_BYP_BUSY]),
+	VCC_DS(BYPASS_MODE_BYTES, bypass_bytes[VC_BYP_MODE]),
+	VCC_DS(BYPASS_SEQ_BYTES, bypass_bytes[VC_BYP_SEQ]),
+	VCC_DS(BYPASS_PID_BYTES, bypass_bytes[VC_BYP_PID]),
+	VCC_DS(BYPASS_ADMISSION_BYTES, bypass_bytes[VC_BYP_ADMISSION]),
+	VCC_DS(BYPASS_NOSPACE_BYTES, bypass_bytes[VC_BYP_NOSPACE]),
+	VCC_DS(BYPASS_BUSY_BYTES, bypass_bytes[VC_BYP_BUSY]),
+	VCC_DS(WB_BLOCKS, wb_blocks), VCC_DS(WB_BYTES, wb_bytes),
+	VCC_DS(WB_IOS, wb_ios),
+	VCC_DS(BACKING_READ_ERRORS, backing_read_errors),
+	VCC_DS(BACKING_WRITE_ERRORS, backing_write_errors),
+	VCC_DS(LOST_BLOCKS, lost_blocks), VCC_DS(LOST_READS, lost_reads),
 };
+
+static_assert(VC_NR_BYPASS == 6, "the ABI has six bypass reasons");
+static_assert((int)VC_LAT_READ_HIT == (int)VCACHE_LAT_READ_HIT &&
+	      (int)VC_LAT_WRITE_MISS == (int)VCACHE_LAT_WRITE_MISS &&
+	      (int)VC_LAT_BYPASS == (int)VCACHE_LAT_BYPASS &&
+	      (int)VC_LAT_WRITEBACK == (int)VCACHE_LAT_WRITEBACK &&
+	      (int)VC_LAT_FLUSH == (int)VCACHE_LAT_FLUSH,
+	      "engine and ABI latency paths differ");
+static_assert((int)VC_LAT_BUCKETS == (int)VCACHE_LAT_BUCKETS &&
+	      (int)VC_LAT_MIN_SHIFT == (int)VCACHE_LAT_MIN_SHIFT &&
+	      (int)VC_LAT_SUB_BITS == (int)VCACHE_LAT_SUB_BITS &&
+	      (int)VC_NR_LAT == (int)VCACHE_NR_LAT_PATHS,
+	      "engine and ABI latency buckets differ");
+
+static void vcc_dev_part(u64 *v, const struct vc_dev_stats *d)
+{
+	const u64 *f = (const u64 *)d;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(vcc_dev_map); i++)
+		v[vcc_dev_map[i].attr] = f[vcc_dev_map[i].off];
+}
 
 /* Fill @v (indexed by enum vcache_stat_attr) from the engine of @c. */
 int vcc_stats_fill(struct vcc_cache *c, u64 *v)
@@ -33,24 +90,7 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	if (!st)
 		return -ENOMEM;
 	vc_cache_get_stats(e, st);
-	v[VCACHE_S_READS] = st->reads;
-	v[VCACHE_S_WRITES] = st->writes;
-	v[VCACHE_S_FLUSHES] = st->flushes;
-	v[VCACHE_S_DISCARDS] = st->discards;
-	v[VCACHE_S_WRITE_ZEROES] = st->write_zeroes;
-	v[VCACHE_S_FUA_WRITES] = st->fua_writes;
-	v[VCACHE_S_READ_HITS] = st->read_hits;
-	v[VCACHE_S_READ_MISSES] = st->read_misses;
-	v[VCACHE_S_WRITE_HITS] = st->write_hits;
-	v[VCACHE_S_WRITE_MISSES] = st->write_misses;
-	v[VCACHE_S_READ_BYTES] = st->read_bytes;
-	v[VCACHE_S_WRITE_BYTES] = st->write_bytes;
-	v[VCACHE_S_BYPASS_MODE] = st->bypass[VC_BYP_MODE];
-	v[VCACHE_S_BYPASS_SEQ] = st->bypass[VC_BYP_SEQ];
-	v[VCACHE_S_BYPASS_PID] = st->bypass[VC_BYP_PID];
-	v[VCACHE_S_BYPASS_ADMISSION] = st->bypass[VC_BYP_ADMISSION];
-	v[VCACHE_S_BYPASS_NOSPACE] = st->bypass[VC_BYP_NOSPACE];
-	v[VCACHE_S_BYPASS_BUSY] = st->bypass[VC_BYP_BUSY];
+	vcc_dev_part(v, &st->dev_sum);
 	v[VCACHE_S_ADMITTED] = st->admitted;
 	v[VCACHE_S_NOT_ADMITTED] = st->not_admitted;
 	v[VCACHE_S_EVICTIONS] = st->evictions;
@@ -60,14 +100,9 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	v[VCACHE_S_CLEAN_FLUSH] = st->cleanings[VC_CLEAN_FLUSH];
 	v[VCACHE_S_CLEAN_MODE] = st->cleanings[VC_CLEAN_MODE];
 	v[VCACHE_S_CLEAN_TAIL] = st->cleanings[VC_CLEAN_TAIL];
-	v[VCACHE_S_WB_IOS] = st->wb_ios;
 	v[VCACHE_S_CACHE_READ_ERRORS] = st->cache_read_errors;
 	v[VCACHE_S_CACHE_WRITE_ERRORS] = st->cache_write_errors;
-	v[VCACHE_S_BACKING_READ_ERRORS] = st->backing_read_errors;
-	v[VCACHE_S_BACKING_WRITE_ERRORS] = st->backing_write_errors;
 	v[VCACHE_S_READ_RETRIES] = st->read_retries;
-	v[VCACHE_S_LOST_BLOCKS] = st->lost_blocks;
-	v[VCACHE_S_LOST_READS] = st->lost_reads;
 	v[VCACHE_S_LOST_MARKED] = st->lost_marked;
 	v[VCACHE_S_LOAD_BAD_SECTORS] = st->load_bad_sectors;
 	v[VCACHE_S_LOAD_BAD_RECORDS] = st->load_bad_records;
@@ -86,11 +121,113 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	v[VCACHE_S_DIRTY_BYTES] = st->dirty_blocks * st->block_size;
 	v[VCACHE_S_MEM_BYTES] = st->mem_bytes;
 	v[VCACHE_S_OLDEST_DIRTY_AGE_NS] = st->oldest_dirty_age_ms * NSEC_PER_MSEC;
+	v[VCACHE_S_ELAPSED_NS] = st->elapsed_ns;
 	kfree(st);
 	return 0;
 }
 
+bool vcc_stat_per_dev(int attr)
+{
+	int i;
+
+	if (attr == VCACHE_S_DIRTY_BYTES || attr == VCACHE_S_ELAPSED_NS)
+		return true;
+	for (i = 0; i < ARRAY_SIZE(vcc_dev_map); i++)
+		if (vcc_dev_map[i].attr == attr)
+			return true;
+	return false;
+}
+
+/*
+ * The counters of backing device @id of @c into @v (indexed as above;
+ * only those vcc_stat_per_dev() names are set, the rest are 0).
+ */
+void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v)
+{
+	struct vc_cache *e = READ_ONCE(c->engine);
+	struct vc_dev_stats ds;
+	struct vc_stats *st;
+
+	memset(v, 0, sizeof(u64) * (VCACHE_S_MAX + 1));
+	if (!e)
+		return;
+	vc_cache_get_dev_stats(e, id, &ds);
+	vcc_dev_part(v, &ds);
+	v[VCACHE_S_DIRTY_BYTES] = vcc_dev_dirty_bytes(c, id);
+	st = kmalloc_obj(*st, GFP_KERNEL);
+	if (st) {
+		vc_cache_get_stats(e, st);
+		v[VCACHE_S_ELAPSED_NS] = st->elapsed_ns;
+		kfree(st);
+	}
+}
+
+/* The histogram of @path: false (buckets zero) without an engine. */
+bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count)
+{
+	struct vc_cache *e = READ_ONCE(c->engine);
+	int i;
+
+	*count = 0;
+	memset(buckets, 0, sizeof(u64) * VCACHE_LAT_BUCKETS);
+	if (!e)
+		return false;
+	vc_cache_get_latency(e, path, buckets);
+	for (i = 0; i < VCACHE_LAT_BUCKETS; i++)
+		*count += buckets[i];
+	return true;
+}
+
+const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS] = {
+	[VCACHE_LAT_READ_HIT] = "read_hit",
+	[VCACHE_LAT_READ_MISS] = "read_miss",
+	[VCACHE_LAT_WRITE_HIT] = "write_hit",
+	[VCACHE_LAT_WRITE_MISS] = "write_miss",
+	[VCACHE_LAT_BYPASS] = "bypass",
+	[VCACHE_LAT_WRITEBACK] = "writeback",
+	[VCACHE_LAT_FLUSH] = "flush",
+};
+
 /* --------------------------------------------------------------- /proc */
+/* "backing0.read_hits 12": the counters of each backing device */
+static void vcc_proc_devs(struct seq_file *m, struct vcc_cache *c, u64 *v)
+{
+	int i, k;
+
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (!c->devs[i])
+			continue;
+		vcc_dev_stats_fill(c, i, v);
+		for (k = 1; k <= VCACHE_S_MAX; k++)
+			if (vcc_stat_names[k] && vcc_stat_per_dev(k))
+				seq_printf(m, "backing%d.%s %llu\n", i,
+					   vcc_stat_names[k], v[k]);
+	}
+}
+
+/* "latency.read_hit.p99_ns 1024": count and quantiles of each path */
+static void vcc_proc_latency(struct seq_file *m, struct vcc_cache *c)
+{
+	static const struct { const char *name; u64 ppm; } q[] = {
+		{ "p50", 500000 }, { "p99", 990000 }, { "p999", 999000 },
+	};
+	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
+	u64 n;
+	int p, k;
+
+	if (!b)
+		return;
+	for (p = 0; p < VCACHE_NR_LAT_PATHS; p++) {
+		if (!vcc_latency(c, p, b, &n))
+			break;
+		seq_printf(m, "latency.%s.count %llu\n", vcc_lat_names[p], n);
+		for (k = 0; k < ARRAY_SIZE(q); k++)
+			seq_printf(m, "latency.%s.%s_ns %llu\n", vcc_lat_names[p],
+				   q[k].name, vcache_lat_quantile(b, n, q[k].ppm));
+	}
+	kfree(b);
+}
+
 static int vcc_proc_show(struct seq_file *m, void *unused)
 {
 	struct vcc_cache *c = m->private;
@@ -128,7 +265,9 @@ static int vcc_proc_show(struct seq_file *m, void *unused)
 	for (i = 1; i <= VCACHE_S_MAX; i++)
 		if (vcc_stat_names[i])
 			seq_printf(m, "%s %llu\n", vcc_stat_names[i], v[i]);
+	vcc_proc_devs(m, c, v);
 	kfree(v);
+	vcc_proc_latency(m, c);
 	return 0;
 }
 
@@ -278,6 +417,36 @@ static ssize_t show_stat(struct vcc_dev *d, char *buf, int arg)
 	return ret;
 }
 
+static ssize_t show_dev_stat(struct vcc_dev *d, char *buf, int arg)
+{
+	u64 *v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
+	ssize_t ret = -ENOMEM;
+
+	if (v) {
+		vcc_dev_stats_fill(d->cache, d->id, v);
+		ret = sysfs_emit(buf, "%llu\n", v[arg]);
+	}
+	kfree(v);
+	return ret;
+}
+
+/* latency/<path>_<what>: arg = path * 4 + what (count, p50, p99, p999) */
+static ssize_t show_latency(struct vcc_dev *d, char *buf, int arg)
+{
+	static const u64 ppm[] = { 0, 500000, 990000, 999000 };
+	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
+	ssize_t ret = -ENOMEM;
+	u64 n;
+
+	if (b) {
+		vcc_latency(d->cache, arg / 4, b, &n);
+		ret = sysfs_emit(buf, "%llu\n", arg % 4 ?
+				 vcache_lat_quantile(b, n, ppm[arg % 4]) : n);
+	}
+	kfree(b);
+	return ret;
+}
+
 #define VCC_RO(_name, _arg) \
 	{ .attr = { .name = _name, .mode = 0444 }, .show = show_info, .arg = _arg }
 
@@ -296,6 +465,12 @@ static struct vcc_attr vcc_param_attrs[VC_NR_PARAMS];
 static struct attribute *vcc_param_ptrs[VC_NR_PARAMS + 1];
 static struct vcc_attr vcc_stat_attrs[VCACHE_S_MAX];
 static struct attribute *vcc_stat_ptrs[VCACHE_S_MAX + 1];
+static struct vcc_attr vcc_dstat_attrs[VCACHE_S_MAX];
+static struct attribute *vcc_dstat_ptrs[VCACHE_S_MAX + 1];
+#define VCC_NR_LAT_FILES (VCACHE_NR_LAT_PATHS * 4)
+static struct vcc_attr vcc_lat_attrs[VCC_NR_LAT_FILES];
+static struct attribute *vcc_lat_ptrs[VCC_NR_LAT_FILES + 1];
+static char vcc_lat_file_names[VCC_NR_LAT_FILES][32];
 
 static const struct attribute_group vcc_info_group = {
 	.attrs = vcc_default_attrs,
@@ -311,8 +486,20 @@ static const struct attribute_group vcc_stat_group = {
 	.attrs = vcc_stat_ptrs,
 };
 
+/* this backing device's own counters (stats/ has the cache's) */
+static const struct attribute_group vcc_dstat_group = {
+	.name = "dev_stats",
+	.attrs = vcc_dstat_ptrs,
+};
+
+static const struct attribute_group vcc_lat_group = {
+	.name = "latency",
+	.attrs = vcc_lat_ptrs,
+};
+
 static const struct attribute_group *vcc_groups[] = {
-	&vcc_info_group, &vcc_param_group, &vcc_stat_group, NULL,
+	&vcc_info_group, &vcc_param_group, &vcc_stat_group, &vcc_dstat_group,
+	&vcc_lat_group, NULL,
 };
 
 static void vcc_kobj_release(struct kobject *k)
@@ -329,7 +516,9 @@ static const struct kobj_type vcc_ktype = {
 /* The attribute tables come from the engine's names: built at init. */
 static void vcc_sysfs_build(void)
 {
-	int i, n = 0;
+	static const char * const what[] = { "count", "p50_ns", "p99_ns",
+					     "p999_ns" };
+	int i, n = 0, nd = 0;
 
 	for (i = 0; i < ARRAY_SIZE(vcc_info_attrs); i++)
 		vcc_default_attrs[i] = &vcc_info_attrs[i].attr;
@@ -350,6 +539,23 @@ static void vcc_sysfs_build(void)
 		vcc_stat_attrs[n].arg = i;
 		vcc_stat_ptrs[n] = &vcc_stat_attrs[n].attr;
 		n++;
+		if (!vcc_stat_per_dev(i))
+			continue;
+		vcc_dstat_attrs[nd].attr.name = vcc_stat_names[i];
+		vcc_dstat_attrs[nd].attr.mode = 0444;
+		vcc_dstat_attrs[nd].show = show_dev_stat;
+		vcc_dstat_attrs[nd].arg = i;
+		vcc_dstat_ptrs[nd] = &vcc_dstat_attrs[nd].attr;
+		nd++;
+	}
+	for (i = 0; i < VCC_NR_LAT_FILES; i++) {
+		snprintf(vcc_lat_file_names[i], sizeof(vcc_lat_file_names[i]),
+			 "%s_%s", vcc_lat_names[i / 4], what[i % 4]);
+		vcc_lat_attrs[i].attr.name = vcc_lat_file_names[i];
+		vcc_lat_attrs[i].attr.mode = 0444;
+		vcc_lat_attrs[i].show = show_latency;
+		vcc_lat_attrs[i].arg = i;
+		vcc_lat_ptrs[i] = &vcc_lat_attrs[i].attr;
 	}
 }
 

@@ -180,6 +180,8 @@ static int vcnl_parse_settings(struct genl_info *info, struct vcc_settings *s)
 }
 
 /* ---------------------------------------------------------------- GET */
+#define VCNL_GET_SIZE	(16 * 1024)
+
 static int vcnl_put_flush(struct sk_buff *skb, struct vcc_cache *c)
 {
 	struct vc_flush_progress p = { };
@@ -204,8 +206,40 @@ static int vcnl_put_flush(struct sk_buff *skb, struct vcc_cache *c)
 	return 0;
 }
 
+/* @v: the counters (enum vcache_stat_attr), @dev: only per-device ones */
+static int vcnl_put_stat_nest(struct sk_buff *skb, int type, const u64 *v,
+			      bool dev)
+{
+	struct nlattr *n = nla_nest_start(skb, type);
+	int i;
+
+	if (!n)
+		return -EMSGSIZE;
+	for (i = 1; i <= VCACHE_S_MAX; i++)
+		if (vcc_stat_names[i] && (!dev || vcc_stat_per_dev(i)) &&
+		    nla_put_u64_64bit(skb, i, v[i], VCACHE_S_PAD))
+			return -EMSGSIZE;
+	nla_nest_end(skb, n);
+	return 0;
+}
+
+static int vcnl_put_dev_stats(struct sk_buff *skb, struct vcc_cache *c,
+			      const struct vcc_dev *d)
+{
+	u64 *v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	vcc_dev_stats_fill(c, d->id, v);
+	err = vcnl_put_stat_nest(skb, VCACHE_B_STATS, v, true);
+	kfree(v);
+	return err;
+}
+
+/* @stats: with the device's counters (GET; events go without) */
 static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
-			const struct vcc_dev *d)
+			const struct vcc_dev *d, bool stats)
 {
 	struct nlattr *n = nla_nest_start(skb, VCACHE_A_BACKING);
 	bool up = d->state == VCACHE_BS_ATTACHED && d->bh.bdev;
@@ -225,7 +259,8 @@ static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
 	    nla_put_u64_64bit(skb, VCACHE_B_SIZE, up ? d->size : 0,
 			      VCACHE_B_UNSPEC) ||
 	    nla_put_u64_64bit(skb, VCACHE_B_DIRTY_BYTES,
-			      vcc_dev_dirty_bytes(c, d->id), VCACHE_B_UNSPEC))
+			      vcc_dev_dirty_bytes(c, d->id), VCACHE_B_UNSPEC) ||
+	    (stats && c->engine && vcnl_put_dev_stats(skb, c, d)))
 		return -EMSGSIZE;
 	nla_nest_end(skb, n);
 	return 0;
@@ -253,29 +288,23 @@ static int vcnl_put_params(struct sk_buff *skb, struct vcc_cache *c)
 static int vcnl_put_stats(struct sk_buff *skb, struct vcc_cache *c)
 {
 	u64 *v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
-	struct nlattr *n;
-	int i, err = -EMSGSIZE;
+	int err;
 
 	if (!v || vcc_stats_fill(c, v)) {
 		kfree(v);
 		return -ENOMEM;
 	}
-	n = nla_nest_start(skb, VCACHE_A_STATS);
-	if (!n)
-		goto out;
-	for (i = 1; i <= VCACHE_S_MAX; i++)
-		if (vcc_stat_names[i] &&
-		    nla_put_u64_64bit(skb, i, v[i], VCACHE_S_PAD))
-			goto out;
-	nla_nest_end(skb, n);
-	err = 0;
-out:
+	err = vcnl_put_stat_nest(skb, VCACHE_A_STATS, v, false);
 	kfree(v);
 	return err;
 }
 
+/*
+ * GET's reply for @c; @dev_stats: with each backing device's counters (a
+ * dump leaves them out of a cache that does not fit otherwise).
+ */
 static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
-			   u32 portid, u32 seq, int flags)
+			   u32 portid, u32 seq, int flags, bool dev_stats)
 {
 	void *hdr = genlmsg_put(skb, portid, seq, &vcnl_family, flags, cmd);
 	struct vc_cache *e = c->engine;
@@ -311,7 +340,7 @@ static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
 	if (vcnl_put_stats(skb, c) || vcnl_put_flush(skb, c))
 		goto nospace;
 	for (i = 0; i < VC_MAX_BACKING; i++)
-		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i]))
+		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i], dev_stats))
 			goto nospace;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -327,13 +356,14 @@ static int vcnl_get(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	int err;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	/* 16 devices with their counters: about 12 KiB */
+	msg = genlmsg_new(VCNL_GET_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&vcc_lock);
 	c = vcnl_cache(info);
 	err = c ? vcnl_fill_cache(msg, c, VCACHE_CMD_GET, info->snd_portid,
-				  info->snd_seq, 0) : -ENOENT;
+				  info->snd_seq, 0, true) : -ENOENT;
 	mutex_unlock(&vcc_lock);
 	if (err) {
 		nlmsg_free(msg);
@@ -353,7 +383,11 @@ static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		if (vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
 				    NETLINK_CB(cb->skb).portid,
-				    cb->nlh->nlmsg_seq, NLM_F_MULTI))
+				    cb->nlh->nlmsg_seq, NLM_F_MULTI, true) &&
+		    (skb->len ||
+		     vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
+				     NETLINK_CB(cb->skb).portid,
+				     cb->nlh->nlmsg_seq, NLM_F_MULTI, false)))
 			break;
 	}
 	mutex_unlock(&vcc_lock);
@@ -587,6 +621,76 @@ static int vcnl_reset_stats(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+/* ------------------------------------------------------------ LAT_GET */
+/* Each path: its nest, COUNT, the BUCKETS nest and every bucket. */
+#define VCNL_LAT_SIZE							\
+	(nla_total_size(0) + VCACHE_NR_LAT_PATHS *			\
+	 (nla_total_size(0) + nla_total_size_64bit(8) +			\
+	  nla_total_size(0) + VCACHE_LAT_BUCKETS * nla_total_size_64bit(8)))
+
+static int vcnl_put_latency(struct sk_buff *skb, struct vcc_cache *c)
+{
+	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
+	struct nlattr *top, *pn, *bn;
+	int p, i, err = -EMSGSIZE;
+	u64 n;
+
+	if (!b)
+		return -ENOMEM;
+	top = nla_nest_start(skb, VCACHE_A_LATENCY);
+	if (!top)
+		goto out;
+	for (p = 0; p < VCACHE_NR_LAT_PATHS; p++) {
+		vcc_latency(c, p, b, &n);
+		pn = nla_nest_start(skb, p + 1);
+		if (!pn || nla_put_u64_64bit(skb, VCACHE_L_COUNT, n, VCACHE_L_PAD))
+			goto out;
+		bn = nla_nest_start(skb, VCACHE_L_BUCKETS);
+		if (!bn)
+			goto out;
+		for (i = 0; i < VCACHE_LAT_BUCKETS; i++)
+			if (b[i] && nla_put_u64_64bit(skb, i + 1, b[i],
+						      VCACHE_LAT_BUCKETS + 1))
+				goto out;
+		nla_nest_end(skb, bn);
+		nla_nest_end(skb, pn);
+	}
+	nla_nest_end(skb, top);
+	err = 0;
+out:
+	kfree(b);
+	return err;
+}
+
+static int vcnl_lat_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct vcc_cache *c;
+	struct sk_buff *msg;
+	void *hdr;
+	int err = -ENOENT;
+
+	msg = genlmsg_new(nla_total_size(VCACHE_NAME_MAX) + VCNL_LAT_SIZE,
+			  GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put(msg, info->snd_portid, info->snd_seq, &vcnl_family,
+			  0, VCACHE_CMD_LAT_GET);
+	mutex_lock(&vcc_lock);
+	c = vcnl_cache(info);
+	if (c && hdr)
+		err = nla_put_string(msg, VCACHE_A_NAME, c->name) ?:
+		      vcnl_put_latency(msg, c);
+	mutex_unlock(&vcc_lock);
+	if (!hdr)
+		err = -EMSGSIZE;
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
 /* -------------------------------------------------------------- family */
 static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_CREATE, .doit = vcnl_create },
@@ -601,6 +705,7 @@ static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_PID_GET, .doit = vcnl_pid_get },
 	{ .cmd = VCACHE_CMD_HOTPLUG, .doit = vcnl_hotplug },
 	{ .cmd = VCACHE_CMD_RESET_STATS, .doit = vcnl_reset_stats },
+	{ .cmd = VCACHE_CMD_LAT_GET, .doit = vcnl_lat_get },
 };
 
 static const struct genl_multicast_group vcnl_mcgrps[] = {
@@ -644,7 +749,7 @@ void vcnl_event(struct vcc_cache *c, enum vcache_event ev,
 	    nla_put_u8(skb, VCACHE_A_STATE, c->state) ||
 	    (err && nla_put_u32(skb, VCACHE_A_ERRNO, (u32)abs(err))) ||
 	    (msg && nla_put_string(skb, VCACHE_A_MESSAGE, msg)) ||
-	    (d && vcnl_put_dev(skb, c, d)) ||
+	    (d && vcnl_put_dev(skb, c, d, false)) ||
 	    ((ev == VCACHE_EV_FLUSH_PROGRESS || ev == VCACHE_EV_FLUSH_DONE) &&
 	     vcnl_put_flush(skb, c)))
 		goto drop;

@@ -103,6 +103,12 @@ enum vcache_cmd {
 	VCACHE_CMD_RESET_STATS,
 	/* Multicast only. */
 	VCACHE_CMD_EVENT,
+	/*
+	 * Latency histograms: NAME.  Reply: VCACHE_CMD_LAT_GET with NAME and
+	 * LATENCY (one nest per path, enum vcache_lat_path + 1 as its type).
+	 * Open to every user.
+	 */
+	VCACHE_CMD_LAT_GET,
 	__VCACHE_CMD_MAX,
 };
 #define VCACHE_CMD_MAX (__VCACHE_CMD_MAX - 1)
@@ -134,6 +140,7 @@ enum vcache_attr {
 	VCACHE_A_ERRNO,		/* u32: a positive errno */
 	VCACHE_A_MESSAGE,	/* string */
 	VCACHE_A_PAD,
+	VCACHE_A_LATENCY,	/* nest: per path, type = vcache_lat_path + 1 */
 	__VCACHE_A_MAX,
 };
 #define VCACHE_A_MAX (__VCACHE_A_MAX - 1)
@@ -155,6 +162,11 @@ enum vcache_backing_attr {
 	VCACHE_B_SIZE,		/* u64 bytes (reply) */
 	VCACHE_B_DIRTY_BYTES,	/* u64 (reply) */
 	VCACHE_B_BACKING_DISK,	/* string: sdb, vda (reply) */
+	/*
+	 * nest: this device's own counters (reply), enum vcache_stat_attr
+	 * types; only those marked "per device" below.
+	 */
+	VCACHE_B_STATS,
 	__VCACHE_B_MAX,
 };
 #define VCACHE_B_MAX (__VCACHE_B_MAX - 1)
@@ -327,14 +339,125 @@ enum vcache_param_attr {
 	X(MEM_BYTES, mem_bytes)				\
 	X(OLDEST_DIRTY_AGE_NS, oldest_dirty_age_ns)
 
+/*
+ * Added in the monitor's release (after VCACHE_S_PAD, which keeps its
+ * number): bytes per path, bypassed bytes by reason, write-back in
+ * blocks and bytes, and ELAPSED_NS, the time the counters cover (since
+ * the cache was loaded or its statistics were last reset).
+ */
+#define VCACHE_STATS2(X)				\
+	X(READ_HIT_BYTES, read_hit_bytes)		\
+	X(READ_MISS_BYTES, read_miss_bytes)		\
+	X(WRITE_HIT_BYTES, write_hit_bytes)		\
+	X(WRITE_MISS_BYTES, write_miss_bytes)		\
+	X(BYPASS_MODE_BYTES, bypass_mode_bytes)		\
+	X(BYPASS_SEQ_BYTES, bypass_seq_bytes)		\
+	X(BYPASS_PID_BYTES, bypass_pid_bytes)		\
+	X(BYPASS_ADMISSION_BYTES, bypass_admission_bytes) \
+	X(BYPASS_NOSPACE_BYTES, bypass_nospace_bytes)	\
+	X(BYPASS_BUSY_BYTES, bypass_busy_bytes)		\
+	X(WB_BLOCKS, wb_blocks)				\
+	X(WB_BYTES, wb_bytes)				\
+	X(ELAPSED_NS, elapsed_ns)
+
+/*
+ * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
+ * DISCARDS, WRITE_ZEROES, FUA_WRITES, READ_HITS, READ_MISSES, WRITE_HITS,
+ * WRITE_MISSES, READ_BYTES, WRITE_BYTES, BYPASS_*, WB_IOS,
+ * BACKING_READ_ERRORS, BACKING_WRITE_ERRORS, LOST_BLOCKS, LOST_READS,
+ * every *_BYTES of VCACHE_STATS2, WB_BLOCKS, ELAPSED_NS, DIRTY_BYTES.
+ */
+
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,
 enum vcache_stat_attr {
 	VCACHE_S_UNSPEC,
 	VCACHE_STATS(VCACHE_S_ENUM_)
 	VCACHE_S_PAD,
+	VCACHE_STATS2(VCACHE_S_ENUM_)
 	__VCACHE_S_MAX,
 };
 #undef VCACHE_S_ENUM_
+
+/* Names in enum order: const char *n[] = VCACHE_STAT_NAMES; */
+#define VCACHE_STAT_NAMES \
+	{ NULL, VCACHE_STATS(VCACHE_X_NAME) NULL, VCACHE_STATS2(VCACHE_X_NAME) }
+
+/*
+ * Latency (VCACHE_CMD_LAT_GET): a histogram per path of the time from a
+ * request's arrival to its completion (write-back: from the submission
+ * of a merged backing write to its completion), in nanoseconds.
+ */
+enum vcache_lat_path {
+	VCACHE_LAT_READ_HIT = 0,
+	VCACHE_LAT_READ_MISS,	/* a read with any block missed */
+	VCACHE_LAT_WRITE_HIT,
+	VCACHE_LAT_WRITE_MISS,	/* a write with any block not cached */
+	VCACHE_LAT_BYPASS,	/* no miss, but a block went around the cache */
+	VCACHE_LAT_WRITEBACK,
+	VCACHE_LAT_FLUSH,	/* host FLUSH requests */
+	VCACHE_NR_LAT_PATHS
+};
+
+/* In each path nest of VCACHE_A_LATENCY: */
+enum vcache_lat_attr {
+	VCACHE_L_UNSPEC,
+	VCACHE_L_COUNT,		/* u64: requests */
+	/*
+	 * nest: the non-empty buckets, each a u64 count whose attribute
+	 * type is its bucket's index + 1.
+	 */
+	VCACHE_L_BUCKETS,
+	VCACHE_L_PAD,
+	__VCACHE_L_MAX,
+};
+#define VCACHE_L_MAX (__VCACHE_L_MAX - 1)
+
+/*
+ * Buckets, log-linear: bucket 0 holds [0, 2^10) ns; then each power of two
+ * [2^m, 2^(m+1)) for m = 10..37 is split into 8 equal buckets; the last
+ * bucket holds [2^38 ns, infinity).  vcache_lat_low(b) is the first
+ * nanosecond value of bucket b; the bucket ends where b + 1 starts.
+ */
+#define VCACHE_LAT_MIN_SHIFT	10
+#define VCACHE_LAT_MAX_SHIFT	38
+#define VCACHE_LAT_SUB_BITS	3
+#define VCACHE_LAT_BUCKETS \
+	(2 + ((VCACHE_LAT_MAX_SHIFT - VCACHE_LAT_MIN_SHIFT) << VCACHE_LAT_SUB_BITS))
+
+static inline __u64 vcache_lat_low(unsigned int b)
+{
+	unsigned int m, sub;
+
+	if (b == 0)
+		return 0;
+	if (b >= VCACHE_LAT_BUCKETS - 1)
+		return 1ULL << VCACHE_LAT_MAX_SHIFT;
+	m = VCACHE_LAT_MIN_SHIFT + ((b - 1) >> VCACHE_LAT_SUB_BITS);
+	sub = (b - 1) & ((1u << VCACHE_LAT_SUB_BITS) - 1);
+	return ((1ULL << VCACHE_LAT_SUB_BITS) + sub) << (m - VCACHE_LAT_SUB_BITS);
+}
+
+/*
+ * The @ppm-th quantile (parts per million: 500000 is the median, 999000
+ * p99.9) of @count requests in @b[VCACHE_LAT_BUCKETS], reported as the
+ * end of the bucket that holds it (at most 1/8 above the true value;
+ * the last bucket reports its start); 0 if @count is 0.
+ */
+static inline __u64 vcache_lat_quantile(const __u64 *b, __u64 count,
+					__u64 ppm)
+{
+	__u64 cum = 0;
+	unsigned int i;
+
+	if (!count)
+		return 0;
+	for (i = 0; i < VCACHE_LAT_BUCKETS - 1; i++) {
+		cum += b[i];
+		if (cum * 1000000 >= count * ppm)
+			return vcache_lat_low(i + 1);
+	}
+	return vcache_lat_low(VCACHE_LAT_BUCKETS - 1);
+}
 #define VCACHE_S_MAX (__VCACHE_S_MAX - 1)
 
 /*
