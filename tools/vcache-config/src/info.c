@@ -7,11 +7,22 @@
 
 #include "info.h"
 
-#define S_NAME_(e, n) [VCACHE_S_##e] = #n,
-static const char *const stat_names[VCC_NR_S] = {
-	VCACHE_STATS(S_NAME_)
+static const char *const stat_names[VCC_NR_S] = VCACHE_STAT_NAMES;
+
+static const char *const lat_names[VCACHE_NR_LAT_PATHS] = {
+	[VCACHE_LAT_READ_HIT] = "read_hit",
+	[VCACHE_LAT_READ_MISS] = "read_miss",
+	[VCACHE_LAT_WRITE_HIT] = "write_hit",
+	[VCACHE_LAT_WRITE_MISS] = "write_miss",
+	[VCACHE_LAT_BYPASS] = "bypass",
+	[VCACHE_LAT_WRITEBACK] = "writeback",
+	[VCACHE_LAT_FLUSH] = "flush",
 };
-#undef S_NAME_
+
+const char *vcc_lat_path_name(int path)
+{
+	return path >= 0 && path < VCACHE_NR_LAT_PATHS ? lat_names[path] : NULL;
+}
 
 const char *vcc_stat_name(int attr)
 {

@@ -33,6 +33,8 @@ struct vcc_backing_info {
 	u8 state;
 	u64 size, dirty_bytes;
 	char backing_disk[32];		/* sdb */
+	bool has_stat[VCC_NR_S];	/* VCACHE_B_STATS */
+	u64 stat[VCC_NR_S];
 };
 
 struct vcc_cache_info {
@@ -52,6 +54,16 @@ struct vcc_cache_info {
 	unsigned int nr_backing;
 	struct vcc_backing_info backing[VCC_MAX_BACKING];
 };
+
+/* LAT_GET: a histogram per path (VCACHE_LAT_*), buckets as in the ABI */
+struct vcc_lat_info {
+	bool has;
+	u64 count[VCACHE_NR_LAT_PATHS];
+	u64 b[VCACHE_NR_LAT_PATHS][VCACHE_LAT_BUCKETS];
+};
+
+/* "read_hit" for VCACHE_LAT_READ_HIT; NULL outside the table. */
+const char *vcc_lat_path_name(int path);
 
 struct vcc_pid_info {
 	char name[VCACHE_NAME_MAX];

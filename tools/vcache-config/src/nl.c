@@ -283,6 +283,9 @@ static void get_backing(struct nlattr *nest, struct vcc_backing_info *b)
 		case VCACHE_B_BACKING_DISK:
 			get_str(a, b->backing_disk, sizeof(b->backing_disk));
 			continue;
+		case VCACHE_B_STATS:
+			get_table(a, VCACHE_S_MAX, b->stat, b->has_stat);
+			continue;
 		}
 		get_uint(a, &v);
 		switch (t) {
@@ -486,6 +489,65 @@ int vcc_nl_pid_get(struct vcc_nl *nl, const char *name,
 	if (nl->dry)
 		return vcc_fake_pids(name, p);
 	msg = vcc_nl_msg(nl, VCACHE_CMD_PID_GET, 0);
+	if (!msg || nla_put_string(msg, VCACHE_A_NAME, name))
+		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
+	if (transact(nl, msg, &x) || x.parse_err)
+		return fail_errno(what, x.err ? x.err : -x.parse_err, x.ext);
+	return 0;
+}
+
+/* ----------------------------------------------------------- LAT_GET */
+static void get_lat_path(struct nlattr *nest, struct vcc_lat_info *l, int p)
+{
+	struct nlattr *a, *b;
+	int rem, rem2;
+
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) == VCACHE_L_COUNT)
+			get_uint(a, &l->count[p]);
+		if (nla_type(a) != VCACHE_L_BUCKETS)
+			continue;
+		nla_for_each_nested(b, a, rem2) {
+			int i = nla_type(b) - 1;
+
+			if (i >= 0 && i < VCACHE_LAT_BUCKETS)
+				get_uint(b, &l->b[p][i]);
+		}
+	}
+}
+
+static int parse_lat(struct nlattr *attrs, int len, void *arg)
+{
+	struct vcc_lat_info *l = arg;
+	struct nlattr *a, *p;
+	int rem, rem2;
+
+	nla_for_each_attr(a, attrs, len, rem) {
+		if (nla_type(a) != VCACHE_A_LATENCY)
+			continue;
+		l->has = true;
+		nla_for_each_nested(p, a, rem2) {
+			int path = nla_type(p) - 1;
+
+			if (path >= 0 && path < VCACHE_NR_LAT_PATHS)
+				get_lat_path(p, l, path);
+		}
+	}
+	return 0;
+}
+
+int vcc_nl_lat_get(struct vcc_nl *nl, const char *name,
+		   struct vcc_lat_info *l)
+{
+	struct xfer x = { .parse = parse_lat, .arg = l };
+	struct nl_msg *msg;
+	char what[96];
+
+	memset(l, 0, sizeof(*l));
+	if (nl->dry)
+		return vcc_fake_latency(name, l);
+	snprintf(what, sizeof(what), "latency of cache %s", name);
+	msg = vcc_nl_msg(nl, VCACHE_CMD_LAT_GET, 0);
 	if (!msg || nla_put_string(msg, VCACHE_A_NAME, name))
 		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
 	if (transact(nl, msg, &x) || x.parse_err)

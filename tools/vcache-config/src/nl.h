@@ -44,6 +44,9 @@ int vcc_nl_dump(struct vcc_nl *nl, struct vcc_cache_info **cs,
 		unsigned int *n);
 int vcc_nl_pid_get(struct vcc_nl *nl, const char *name,
 		   struct vcc_pid_info *p);
+/* LAT_GET of cache @name; -1 as vcc_nl_do. */
+int vcc_nl_lat_get(struct vcc_nl *nl, const char *name,
+		   struct vcc_lat_info *l);
 
 /* Parse one GET reply's attributes (also used by the fake kernel). */
 int vcc_parse_cache(struct nlattr *attrs, int len, struct vcc_cache_info *c);
@@ -53,5 +56,7 @@ void vcc_nl_print_msg(FILE *f, struct nl_msg *msg);
 /* dry run: the caches of $VCACHE_NL_FAKE (nl_fake.c); -1 if none */
 int vcc_fake_caches(struct vcc_cache_info **cs, unsigned int *n);
 int vcc_fake_pids(const char *name, struct vcc_pid_info *p);
+/* dry run: "latency" of cache @name in $VCACHE_NL_FAKE (zeros if none) */
+int vcc_fake_latency(const char *name, struct vcc_lat_info *l);
 
 #endif

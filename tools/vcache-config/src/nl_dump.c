@@ -62,6 +62,7 @@ static const char *const cmd_names[] = {
 	[VCACHE_CMD_PID_SET] = "PID_SET", [VCACHE_CMD_PID_GET] = "PID_GET",
 	[VCACHE_CMD_HOTPLUG] = "HOTPLUG",
 	[VCACHE_CMD_RESET_STATS] = "RESET_STATS",
+	[VCACHE_CMD_LAT_GET] = "LAT_GET",
 };
 
 static void print_attrs(FILE *f, struct nlattr *attrs, int len,

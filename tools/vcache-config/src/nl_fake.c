@@ -82,9 +82,13 @@ static void dev(json_object *o, const char *key, u64 *dst, u64 *has, int bit)
 	}
 }
 
+static void table(json_object *o, bool *has, u64 *val, int max,
+		  const char *(*name)(int));
+
 static void backing(json_object *o, struct vcc_backing_info *b)
 {
-	u64 v;
+	json_object *v;
+	u64 x;
 
 	str(o, "devname", b->devname, sizeof(b->devname), &b->has, VCACHE_B_DEVNAME);
 	str(o, "disk", b->disk, sizeof(b->disk), &b->has, VCACHE_B_DISK);
@@ -92,11 +96,15 @@ static void backing(json_object *o, struct vcc_backing_info *b)
 	    &b->has, VCACHE_B_BACKING_DISK);
 	str(o, "ident", b->ident, sizeof(b->ident), &b->has, VCACHE_B_IDENT);
 	dev(o, "backing_dev", &b->dev, &b->has, VCACHE_B_DEV);
-	if (num(o, "id", &v, &b->has, VCACHE_B_ID))
-		b->id = (u32)v;
+	if (num(o, "id", &x, &b->has, VCACHE_B_ID))
+		b->id = (u32)x;
 	word(o, "state", vcc_bstates, &b->state, &b->has, VCACHE_B_STATE);
 	num(o, "size", &b->size, &b->has, VCACHE_B_SIZE);
 	num(o, "dirty_bytes", &b->dirty_bytes, &b->has, VCACHE_B_DIRTY_BYTES);
+	if (get(o, "stats", &v)) {
+		VCC_SET_HAS(b, VCACHE_B_STATS);
+		table(v, b->has_stat, b->stat, VCACHE_S_MAX, vcc_stat_name);
+	}
 }
 
 static void flush(json_object *o, struct vcc_flush_info *f)
@@ -233,5 +241,47 @@ int vcc_fake_pids(const char *name, struct vcc_pid_info *p)
 		}
 	json_object_put(o);
 	return vcc_fail(VCACHE_EXIT_NOENT, "pid lists of cache %s: %s", name,
+			strerror(ENOENT));
+}
+
+/*
+ * "latency": {"read_hit": {"count": N, "buckets": {"<index>": N, ...}},
+ * ...} of the cache named @name (all zero when it has none).
+ */
+int vcc_fake_latency(const char *name, struct vcc_lat_info *l)
+{
+	json_object *o = load(), *a, *c, *lat, *p, *b, *v;
+	size_t i;
+	int k;
+
+	if (!o)
+		return -1;
+	if (get(o, "caches", &a))
+		for (i = 0; i < json_object_array_length(a); i++) {
+			c = json_object_array_get_idx(a, i);
+			if (!get(c, "name", &v) ||
+			    strcmp(json_object_get_string(v), name))
+				continue;
+			l->has = true;
+			for (k = 0; get(c, "latency", &lat) &&
+			     k < VCACHE_NR_LAT_PATHS; k++) {
+				if (!get(lat, vcc_lat_path_name(k), &p))
+					continue;
+				if (get(p, "count", &v))
+					l->count[k] = json_object_get_uint64(v);
+				if (!get(p, "buckets", &b))
+					continue;
+				json_object_object_foreach(b, key, n) {
+					long idx = strtol(key, NULL, 10);
+
+					if (idx >= 0 && idx < VCACHE_LAT_BUCKETS)
+						l->b[k][idx] = json_object_get_uint64(n);
+				}
+			}
+			json_object_put(o);
+			return 0;
+		}
+	json_object_put(o);
+	return vcc_fail(VCACHE_EXIT_NOENT, "latency of cache %s: %s", name,
 			strerror(ENOENT));
 }

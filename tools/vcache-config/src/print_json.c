@@ -73,6 +73,16 @@ static json_object *backing_json(const struct vcc_backing_info *b)
 	add(o, "size", VCC_HAS(b, VCACHE_B_SIZE), u64_obj(b->size));
 	add(o, "dirty_bytes", VCC_HAS(b, VCACHE_B_DIRTY_BYTES),
 	    u64_obj(b->dirty_bytes));
+	if (VCC_HAS(b, VCACHE_B_STATS)) {
+		json_object *s = json_object_new_object();
+		int k;
+
+		for (k = 1; k < VCC_NR_S; k++)
+			if (b->has_stat[k] && vcc_stat_name(k))
+				json_object_object_add(s, vcc_stat_name(k),
+						       u64_obj(b->stat[k]));
+		json_object_object_add(o, "stats", s);
+	}
 	return o;
 }
 
