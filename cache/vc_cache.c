@@ -167,7 +167,7 @@ static int cache_init(struct vc_cache *c)
 	if (!err)
 		err = vc_pcpu_init(&c->dst, VC_MAX_BACKING * VC_NR_DSTATS);
 	if (!err)
-		err = vc_pcpu_init(&c->lat, VC_NR_LAT * VC_LAT_BUCKETS);
+		err = vc_pcpu_init(&c->lat, VC_NR_LAT * VC_LAT_SLOTS);
 	c->stats_since_ns = vc_now_ns();
 	if (!err)
 		err = vc_cleaner_init(c);
@@ -763,13 +763,19 @@ void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,
 }
 
 void vc_cache_get_latency(struct vc_cache *c, enum vc_lat_path path,
-			  u64 *buckets)
+			  u64 *buckets, u64 *sum_ns)
 {
 	u32 i;
 
-	for (i = 0; i < VC_LAT_BUCKETS; i++)
-		buckets[i] = (u32)path < VC_NR_LAT ?
-			     vc_pcpu_sum(&c->lat, path * VC_LAT_BUCKETS + i) : 0;
+	for (i = 0; i < VC_LAT_SLOTS; i++) {
+		u64 v = (u32)path < VC_NR_LAT ?
+			vc_pcpu_sum(&c->lat, path * VC_LAT_SLOTS + i) : 0;
+
+		if (i < VC_LAT_BUCKETS)
+			buckets[i] = v;
+		else if (sum_ns)
+			*sum_ns = v;
+	}
 }
 
 /* -------------------------------------------------------------- shutdown */

@@ -388,7 +388,7 @@ struct vc_cache {
 
 	vc_pcpu_t st;		/* struct vc_stats, cache-wide fields */
 	vc_pcpu_t dst;		/* struct vc_dev_stats per backing device */
-	vc_pcpu_t lat;		/* [VC_NR_LAT][VC_LAT_BUCKETS] */
+	vc_pcpu_t lat;		/* [VC_NR_LAT][VC_LAT_SLOTS] */
 	u64 stats_since_ns;	/* load or vc_cache_reset_stats() */
 	u64 mem_bytes;
 };
@@ -536,10 +536,12 @@ static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)
 	vc_pcpu_add(st, i, v);
 }
 
-/* Count @ns in the latency histogram of @path (per CPU). */
+/* Count @ns in the latency histogram of @path (per CPU), and its sum. */
+#define VC_LAT_SLOTS	(VC_LAT_BUCKETS + 1)
 static inline void vc_lat_add(struct vc_cache *c, u32 path, u64 ns)
 {
-	vc_pcpu_add(&c->lat, path * VC_LAT_BUCKETS + vc_lat_bucket(ns), 1);
+	vc_pcpu_add(&c->lat, path * VC_LAT_SLOTS + vc_lat_bucket(ns), 1);
+	vc_pcpu_add(&c->lat, path * VC_LAT_SLOTS + VC_LAT_BUCKETS, ns);
 }
 
 static inline u64 vc_param(struct vc_cache *c, enum vc_param p)

@@ -436,10 +436,11 @@ void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,
 
 /*
  * The latency histogram of @path: @buckets[VC_LAT_BUCKETS] gets the
- * number of requests per bucket since load or the last reset.
+ * number of requests per bucket since load or the last reset, *@sum_ns
+ * (may be NULL) the sum of their latencies.
  */
 void vc_cache_get_latency(struct vc_cache *c, enum vc_lat_path path,
-			  u64 *buckets);
+			  u64 *buckets, u64 *sum_ns);
 
 /*
  * RAM for the per-block metadata, in bytes per cache block (everything

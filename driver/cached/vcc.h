@@ -96,7 +96,8 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v);
 void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v);
 bool vcc_stat_per_dev(int attr);
 /* Histogram of latency path @path (enum vcache_lat_path) and its count. */
-bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count);
+bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count,
+		 u64 *sum_ns);
 extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 
 /* vcc_cache.c: caches */

@@ -163,16 +163,18 @@ void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v)
 }
 
 /* The histogram of @path: false (buckets zero) without an engine. */
-bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count)
+bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count,
+		 u64 *sum_ns)
 {
 	struct vc_cache *e = READ_ONCE(c->engine);
 	int i;
 
 	*count = 0;
+	*sum_ns = 0;
 	memset(buckets, 0, sizeof(u64) * VCACHE_LAT_BUCKETS);
 	if (!e)
 		return false;
-	vc_cache_get_latency(e, path, buckets);
+	vc_cache_get_latency(e, path, buckets, sum_ns);
 	for (i = 0; i < VCACHE_LAT_BUCKETS; i++)
 		*count += buckets[i];
 	return true;
@@ -212,15 +214,16 @@ static void vcc_proc_latency(struct seq_file *m, struct vcc_cache *c)
 		{ "p50", 500000 }, { "p99", 990000 }, { "p999", 999000 },
 	};
 	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
-	u64 n;
+	u64 n, sum;
 	int p, k;
 
 	if (!b)
 		return;
 	for (p = 0; p < VCACHE_NR_LAT_PATHS; p++) {
-		if (!vcc_latency(c, p, b, &n))
+		if (!vcc_latency(c, p, b, &n, &sum))
 			break;
 		seq_printf(m, "latency.%s.count %llu\n", vcc_lat_names[p], n);
+		seq_printf(m, "latency.%s.sum_ns %llu\n", vcc_lat_names[p], sum);
 		for (k = 0; k < ARRAY_SIZE(q); k++)
 			seq_printf(m, "latency.%s.%s_ns %llu\n", vcc_lat_names[p],
 				   q[k].name, vcache_lat_quantile(b, n, q[k].ppm));
@@ -436,10 +439,10 @@ static ssize_t show_latency(struct vcc_dev *d, char *buf, int arg)
 	static const u64 ppm[] = { 0, 500000, 990000, 999000 };
 	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
 	ssize_t ret = -ENOMEM;
-	u64 n;
+	u64 n, sum;
 
 	if (b) {
-		vcc_latency(d->cache, arg / 4, b, &n);
+		vcc_latency(d->cache, arg / 4, b, &n, &sum);
 		ret = sysfs_emit(buf, "%llu\n", arg % 4 ?
 				 vcache_lat_quantile(b, n, ppm[arg % 4]) : n);
 	}

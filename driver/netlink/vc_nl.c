@@ -625,7 +625,7 @@ static int vcnl_reset_stats(struct sk_buff *skb, struct genl_info *info)
 /* Each path: its nest, COUNT, the BUCKETS nest and every bucket. */
 #define VCNL_LAT_SIZE							\
 	(nla_total_size(0) + VCACHE_NR_LAT_PATHS *			\
-	 (nla_total_size(0) + nla_total_size_64bit(8) +			\
+	 (nla_total_size(0) + 2 * nla_total_size_64bit(8) +		\
 	  nla_total_size(0) + VCACHE_LAT_BUCKETS * nla_total_size_64bit(8)))
 
 static int vcnl_put_latency(struct sk_buff *skb, struct vcc_cache *c)
@@ -633,7 +633,7 @@ static int vcnl_put_latency(struct sk_buff *skb, struct vcc_cache *c)
 	u64 *b = kmalloc_array(VCACHE_LAT_BUCKETS, sizeof(*b), GFP_KERNEL);
 	struct nlattr *top, *pn, *bn;
 	int p, i, err = -EMSGSIZE;
-	u64 n;
+	u64 n, sum;
 
 	if (!b)
 		return -ENOMEM;
@@ -641,9 +641,10 @@ static int vcnl_put_latency(struct sk_buff *skb, struct vcc_cache *c)
 	if (!top)
 		goto out;
 	for (p = 0; p < VCACHE_NR_LAT_PATHS; p++) {
-		vcc_latency(c, p, b, &n);
+		vcc_latency(c, p, b, &n, &sum);
 		pn = nla_nest_start(skb, p + 1);
-		if (!pn || nla_put_u64_64bit(skb, VCACHE_L_COUNT, n, VCACHE_L_PAD))
+		if (!pn || nla_put_u64_64bit(skb, VCACHE_L_COUNT, n, VCACHE_L_PAD) ||
+		    nla_put_u64_64bit(skb, VCACHE_L_SUM_NS, sum, VCACHE_L_PAD))
 			goto out;
 		bn = nla_nest_start(skb, VCACHE_L_BUCKETS);
 		if (!bn)

@@ -408,6 +408,7 @@ enum vcache_lat_attr {
 	 */
 	VCACHE_L_BUCKETS,
 	VCACHE_L_PAD,
+	VCACHE_L_SUM_NS,	/* u64: their latencies added up */
 	__VCACHE_L_MAX,
 };
 #define VCACHE_L_MAX (__VCACHE_L_MAX - 1)

@@ -168,7 +168,7 @@ static u64 lat_count(struct tenv *t, enum vc_lat_path path, u64 *b0)
 	u64 b[VC_LAT_BUCKETS], n = 0;
 	u32 i;
 
-	vc_cache_get_latency(t->c, path, b);
+	vc_cache_get_latency(t->c, path, b, NULL);
 	for (i = 0; i < VC_LAT_BUCKETS; i++)
 		n += b[i];
 	if (b0)

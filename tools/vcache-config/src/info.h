@@ -59,6 +59,7 @@ struct vcc_cache_info {
 struct vcc_lat_info {
 	bool has;
 	u64 count[VCACHE_NR_LAT_PATHS];
+	u64 sum_ns[VCACHE_NR_LAT_PATHS];
 	u64 b[VCACHE_NR_LAT_PATHS][VCACHE_LAT_BUCKETS];
 };
 

@@ -505,6 +505,8 @@ static void get_lat_path(struct nlattr *nest, struct vcc_lat_info *l, int p)
 	nla_for_each_nested(a, nest, rem) {
 		if (nla_type(a) == VCACHE_L_COUNT)
 			get_uint(a, &l->count[p]);
+		if (nla_type(a) == VCACHE_L_SUM_NS)
+			get_uint(a, &l->sum_ns[p]);
 		if (nla_type(a) != VCACHE_L_BUCKETS)
 			continue;
 		nla_for_each_nested(b, a, rem2) {

@@ -245,7 +245,7 @@ int vcc_fake_pids(const char *name, struct vcc_pid_info *p)
 }
 
 /*
- * "latency": {"read_hit": {"count": N, "buckets": {"<index>": N, ...}},
+ * "latency": {"read_hit": {"count": N, "sum_ns": N, "buckets": {"<index>": N, ...}},
  * ...} of the cache named @name (all zero when it has none).
  */
 int vcc_fake_latency(const char *name, struct vcc_lat_info *l)
@@ -269,6 +269,8 @@ int vcc_fake_latency(const char *name, struct vcc_lat_info *l)
 					continue;
 				if (get(p, "count", &v))
 					l->count[k] = json_object_get_uint64(v);
+				if (get(p, "sum_ns", &v))
+					l->sum_ns[k] = json_object_get_uint64(v);
 				if (!get(p, "buckets", &b))
 					continue;
 				json_object_object_foreach(b, key, n) {
