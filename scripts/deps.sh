@@ -18,6 +18,7 @@ pkgs=(
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev debootstrap
+	tmux prometheus python3-jsonschema
 )
 
 missing=()

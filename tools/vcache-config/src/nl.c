@@ -9,6 +9,7 @@
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/msg.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "nl.h"
@@ -554,5 +555,59 @@ int vcc_nl_lat_get(struct vcc_nl *nl, const char *name,
 		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
 	if (transact(nl, msg, &x) || x.parse_err)
 		return fail_errno(what, x.err ? x.err : -x.parse_err, x.ext);
+	return 0;
+}
+
+/* ------------------------------------------------------------ events */
+struct listen {
+	int (*fn)(struct nlattr *attrs, int len, void *arg);
+	void *arg;
+	int rc;
+};
+
+static int event_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *g = nlmsg_data(nlh);
+	struct listen *l = arg;
+
+	if (g->cmd != VCACHE_CMD_EVENT)
+		return NL_OK;
+	l->rc = l->fn(genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0), l->arg);
+	return l->rc ? NL_STOP : NL_OK;
+}
+
+int vcc_nl_listen(struct vcc_nl *nl,
+		  int (*fn)(struct nlattr *attrs, int len, void *arg),
+		  void *arg, volatile int *stop)
+{
+	struct listen l = { .fn = fn, .arg = arg };
+	int grp, rc;
+
+	if (nl->dry)
+		return vcc_fail(VCACHE_EXIT_FAIL, "events: no events in a dry run");
+	grp = genl_ctrl_resolve_grp(nl->sk, VCACHE_GENL_NAME,
+				    VCACHE_GENL_MCGRP_EVENTS);
+	if (grp < 0)
+		return vcc_fail(VCACHE_EXIT_FAIL, "events: no multicast group \"%s\": %s",
+				VCACHE_GENL_MCGRP_EVENTS, nl_geterror(grp));
+	rc = nl_socket_add_membership(nl->sk, grp);
+	if (rc)
+		return vcc_fail(VCACHE_EXIT_FAIL, "events: cannot join group \"%s\": %s",
+				VCACHE_GENL_MCGRP_EVENTS, nl_geterror(rc));
+	nl_socket_disable_seq_check(nl->sk);
+	nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, event_cb, &l);
+	while (!*stop && !l.rc) {
+		/* libnl restarts an interrupted recv: wait here instead */
+		struct pollfd pfd = { .fd = nl_socket_get_fd(nl->sk),
+				      .events = POLLIN };
+
+		if (poll(&pfd, 1, 250) <= 0)
+			continue;
+		rc = nl_recvmsgs_default(nl->sk);
+		if (rc < 0 && rc != -NLE_INTR && rc != -NLE_AGAIN && !*stop)
+			return vcc_fail(VCACHE_EXIT_FAIL, "events: receive: %s",
+					nl_geterror(rc));
+	}
 	return 0;
 }

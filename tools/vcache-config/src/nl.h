@@ -44,6 +44,15 @@ int vcc_nl_dump(struct vcc_nl *nl, struct vcc_cache_info **cs,
 		unsigned int *n);
 int vcc_nl_pid_get(struct vcc_nl *nl, const char *name,
 		   struct vcc_pid_info *p);
+/*
+ * Follow the multicast group "events": @fn gets each event's attributes
+ * until it returns non-zero or *@stop becomes true (a signal); -1 with
+ * vcc_errbuf on a socket error.  Not in a dry run.
+ */
+int vcc_nl_listen(struct vcc_nl *nl,
+		  int (*fn)(struct nlattr *attrs, int len, void *arg),
+		  void *arg, volatile int *stop);
+
 /* LAT_GET of cache @name; -1 as vcc_nl_do. */
 int vcc_nl_lat_get(struct vcc_nl *nl, const char *name,
 		   struct vcc_lat_info *l);

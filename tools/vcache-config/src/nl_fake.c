@@ -15,12 +15,29 @@
 #include "nl.h"
 #include "params.h"
 
+/*
+ * $VCACHE_NL_FAKE may name several files, "a.json:b.json:...": one per
+ * reading, for vcache-monitor's tests; each GET or dump moves to the next
+ * (and stays on the last).
+ */
+static int fake_reading = -1;
+
 static json_object *load(void)
 {
-	const char *path = getenv("VCACHE_NL_FAKE");
+	const char *list = getenv("VCACHE_NL_FAKE");
+	char path[4096];
+	const char *p = list, *e;
 	json_object *o;
+	int i;
 
-	if (!path) {
+	for (i = 0; p && i < fake_reading && strchr(p, ':'); i++)
+		p = strchr(p, ':') + 1;
+	if (p) {
+		e = strchr(p, ':');
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)(e ? (size_t)(e - p) : strlen(p)), p);
+	}
+	if (!list) {
 		vcc_fail(VCACHE_EXIT_NOENT, "dry run: no VCACHE_NL_FAKE file, so no caches");
 		return NULL;
 	}
@@ -184,9 +201,11 @@ static void cache(json_object *o, struct vcc_cache_info *c)
 
 int vcc_fake_caches(struct vcc_cache_info **cs, unsigned int *n)
 {
-	json_object *o = load(), *a;
+	json_object *o, *a;
 	size_t i, len;
 
+	fake_reading++;
+	o = load();
 	if (!o)
 		return -1;
 	if (!get(o, "caches", &a) || !json_object_is_type(a, json_type_array)) {
