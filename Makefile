@@ -49,6 +49,7 @@ cache:
 tools: cache
 	$(MAKE) -C tools/vcache-sim
 	$(MAKE) -C tools/vcache-config
+	$(MAKE) -C tools/vcache-monitor
 
 # Every test.  The closing line is "N passed, N failed".
 check: deps-kernels

@@ -22,6 +22,7 @@ suites=(
 	"firmware-sim|make -s -C firmware-sim check"
 	"vcache-sim|make -s -C tools/vcache-sim check"
 	"vcache-config|make -s -C tools/vcache-config check"
+	"vcache-monitor|make -s -C tools/vcache-monitor check"
 	"driver-style|make -s -C driver check"
 	"kernels|scripts/check-kernels.sh --build-only"
 	"driver-vm|make -s -C driver vmcheck"
