@@ -46,6 +46,9 @@ VCC_BIN=$VC_TOP/build/vcache-config/vcache-config
 if [ -x "$VCC_BIN" ] && [ -d /run/udev ]; then
 	mkdir -p /run/udev/rules.d /run/vcache/bin
 	ln -sf "$VCC_BIN" /run/vcache/bin/vcache-config
+	[ -x "$VC_TOP/build/vcache-monitor/vcache-monitor" ] &&
+		ln -sf "$VC_TOP/build/vcache-monitor/vcache-monitor" \
+			/run/vcache/bin/vcache-monitor
 	export PATH="/run/vcache/bin:$PATH"
 	sed "s,/usr/sbin/vcache-config,$VCC_BIN," \
 		"$VC_TOP/tools/vcache-config/69-vcache.rules" \
