@@ -103,11 +103,17 @@
 #define B_EPOCH_SHIFT		53
 #define B_EPOCH_MASK		(7ULL << B_EPOCH_SHIFT)
 #define B_READERS_SHIFT		56
-#define B_READERS_MASK		(15ULL << B_READERS_SHIFT)
+#define B_READERS_MASK		(7ULL << B_READERS_SHIFT)
 #define B_READER_ONE		(1ULL << B_READERS_SHIFT)
-#define B_MAX_READERS		15
+#define B_MAX_READERS		7
+#define B_SMALL			(1ULL << 59)	/* policy: on the small queue */
 #define B_TOMB			(1ULL << 60)	/* invalid, record pending */
 #define B_LOST			(1ULL << 61)	/* with TOMB: data lost, EIO */
+#define B_FREQ_SHIFT		62		/* policy: 2-bit access count */
+#define B_FREQ_MASK		(3ULL << B_FREQ_SHIFT)
+#define B_FREQ_ONE		(1ULL << B_FREQ_SHIFT)
+/* owned by vc_policy.c: vc_block_set_word() keeps them */
+#define B_POL_MASK		(B_SMALL | B_FREQ_MASK)
 
 #define VC_NR_EPOCHS		8
 #define VC_EPOCH_DIV		4	/* epoch length = max age / 4 */
@@ -175,6 +181,10 @@ struct vc_set {
 	u16 *heads;
 	u8 *ghost;
 	u16 head, tail;		/* replacement list: head = newest */
+	u16 shead, stail;	/* S3-FIFO small queue (same links) */
+	u32 nr_small;		/* blocks on the small queue */
+	u32 samples;		/* TinyLFU: sketch increments since aging */
+	u8 pol;			/* enum vc_policy this set follows */
 	u32 nr_valid;
 	u32 nr_dirty;
 	/*
@@ -426,6 +436,24 @@ void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk);
 u32 vc_find_victim(struct vc_cache *c, struct vc_set *s);
 bool vc_ghost_admit(struct vc_cache *c, struct vc_set *s, u64 key);
+
+/* vc_policy.c: S3-FIFO and TinyLFU (set lock held unless noted) */
+void vc_pol_init_set(struct vc_cache *c, struct vc_set *s);
+void vc_pol_insert(struct vc_cache *c, struct vc_set *s, u32 blk, u64 key);
+bool vc_pol_admit_refuses(struct vc_cache *c, struct vc_set *s, u64 key);
+void vc_pol_switch(struct vc_cache *c, struct vc_set *s, u8 pol);
+void vc_pol_hit(struct vc_cache *c, struct vc_set *s, u64 w);
+u32 vc_pol_victim(struct vc_cache *c, struct vc_set *s);
+bool vc_pol_small(struct vc_cache *c, struct vc_set *s, u32 blk);
+/* the cleaner's walk over the blocks nearest eviction, coldest first */
+struct vc_cold_iter {
+	u16 pos;
+	u8 list;	/* 0 small queue (if any), 1 main list, 2 done */
+};
+void vc_cold_first(struct vc_cache *c, struct vc_set *s,
+		   struct vc_cold_iter *it);
+u32 vc_cold_next(struct vc_cache *c, struct vc_set *s,
+		 struct vc_cold_iter *it);
 void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w);
 static inline u64 vc_word(struct vc_cache *c, u32 blk)
 {

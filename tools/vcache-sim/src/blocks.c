@@ -402,3 +402,66 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	free(aux);
 	return 0;
 }
+
+static const uint32_t *oracle_cnt;
+
+static int oracle_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (oracle_cnt[x] != oracle_cnt[y])
+		return oracle_cnt[x] > oracle_cnt[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int vs_oracle_lfu(const struct vs_blocks *b, uint64_t cache_blocks,
+		  struct vs_hits *h)
+{
+	uint32_t *cnt, *ids;
+	uint8_t *state;		/* 0 not kept, 1 kept, 2 kept and fetched */
+	size_t i;
+	uint32_t k;
+
+	memset(h, 0, sizeof(*h));
+	cnt = calloc(b->nids ? b->nids : 1, sizeof(*cnt));
+	ids = malloc((b->nids ? b->nids : 1) * sizeof(*ids));
+	state = calloc(b->nids ? b->nids : 1, 1);
+	if (!cnt || !ids || !state) {
+		free(cnt);
+		free(ids);
+		free(state);
+		return -1;
+	}
+	for (i = 0; i < b->n; i++)
+		if (b->op[i] != VS_DISCARD)
+			cnt[b->id[i]]++;
+	for (k = 0; k < b->nids; k++)
+		ids[k] = k;
+	oracle_cnt = cnt;
+	qsort(ids, b->nids, sizeof(*ids), oracle_cmp);
+	for (k = 0; k < b->nids && k < cache_blocks; k++)
+		state[ids[k]] = 1;
+	for (i = 0; i < b->n; i++) {
+		uint32_t id = b->id[i];
+		bool hit;
+
+		if (b->op[i] == VS_DISCARD)
+			continue;
+		hit = state[id] == 2;
+		if (state[id] == 1) {
+			state[id] = 2;
+			h->fills++;
+		}
+		if (b->op[i] == VS_READ) {
+			h->read_acc++;
+			h->read_hits += hit;
+		} else {
+			h->write_acc++;
+			h->write_hits += hit;
+		}
+	}
+	free(cnt);
+	free(ids);
+	free(state);
+	return 0;
+}

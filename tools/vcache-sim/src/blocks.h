@@ -53,6 +53,16 @@ struct vs_hits {
 int vs_opt(const struct vs_blocks *b, uint64_t cache_blocks, int bypass,
 	   struct vs_hits *h);
 
+/*
+ * Static oracle LFU: the cache holds, from the start, the cache_blocks
+ * blocks that the whole trace accesses most (reads and writes; ties to
+ * the lower id) and nothing else.  Each block's first access is still a
+ * miss (it has to be fetched once).  On a stationary trace no online
+ * policy does better, and OPT lies above it.  Discards are ignored.
+ */
+int vs_oracle_lfu(const struct vs_blocks *b, uint64_t cache_blocks,
+		  struct vs_hits *h);
+
 enum vs_ref_policy {
 	VS_REF_FIFO,
 	VS_REF_LRU,
