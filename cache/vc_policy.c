@@ -355,6 +355,7 @@ bool vc_pol_admit_refuses(struct vc_cache *c, struct vc_set *s, u64 key)
 void vc_pol_switch(struct vc_cache *c, struct vc_set *s, u8 pol)
 {
 	bool was_sketch = s->pol == VC_POLICY_TINYLFU;
+	bool to_sketch = pol == VC_POLICY_TINYLFU;
 	u16 i;
 
 	if (s->pol == pol)
@@ -373,7 +374,7 @@ void vc_pol_switch(struct vc_cache *c, struct vc_set *s, u8 pol)
 		s->stail = VC_NIL;
 		s->nr_small = 0;
 	}
-	if (was_sketch != (pol == VC_POLICY_TINYLFU)) {
+	if (was_sketch != to_sketch) {
 		vc_memset(s->ghost, 0, s->gmask + 1);
 		s->samples = 0;
 	}
