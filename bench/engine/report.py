@@ -122,24 +122,28 @@ def main():
                                     f"{lw[1] / dw:.2f}x)",
                                     lw[0] / fw >= 5.0))
         for ref, name in (("ref_lru", "LRU"), ("ref_lru_2hit", "2hit"),
-                          ("ref_lru_tinylfu", "TinyLFU")):
+                          ("ref_lru_tinylfu", "TinyLFU"),
+                          ("ref_lfu", "exact LFU")):
             m = size.get(ref)
             if not m:
                 continue
             hit = pct(m["read_hits"] + m["write_hits"],
                       m["read_accesses"] + m["write_accesses"])
             rd = pct(m["read_hits"], m["read_accesses"])
-            print(f"{label:<11} {'model ' + name:<15} {hit:6.2f} {rd:6.2f} "
-                  f"{opt:6.2f} {optb:6.2f} {hit - opt:+7.2f}")
+            print(f"{label:<11} {'model ' + name:<17} {hit:6.2f} {rd:6.2f} "
+                  f"{opt:6.2f} {oracle:6.2f} {hit - oracle:+8.2f}")
         print()
-    print("model LRU / 2hit / TinyLFU: independent reference caches (not the "
-          "engine):\nLRU, every miss admitted; LRU admitting a miss (read or "
-          "write) on its 2nd miss\n(exact ghost list); LRU admitting a miss "
-          "accessed more often than the victim.")
+    print("model LRU / 2hit / TinyLFU / exact LFU: independent reference "
+          "caches (not the\nengine): LRU, every miss admitted; LRU admitting "
+          "a miss (read or write) on its\n2nd miss (exact ghost list); LRU "
+          "admitting a miss accessed more often than the\nvictim; LFU with "
+          "exact counts of the whole history, unlimited memory (what\n"
+          "frequency can reach online).")
     print("hit%: block hits / block accesses (reads + writes); read%: reads "
           "only;\nOPT%: exact Belady on the same trace, every miss admitted "
-          "(writes allocate);\nOPT-b%: Belady that may also decline to "
-          "admit; hit-OPT: hit% - OPT%;\nbyp%: block accesses the engine "
+          "(writes allocate);\nORCL%: static oracle LFU (the most "
+          "accessed blocks of the whole trace, cached\nfrom the start, "
+          "first access a miss); hit-ORCL: hit% - ORCL%;\nbyp%: block accesses the engine "
           "sent around the cache (admission, no clean victim...);\n"
           "flashW/IO: 4 KiB flash writes "
           "(data + metadata) per host I/O, dataW/IO: data only;\n"

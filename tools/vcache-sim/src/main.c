@@ -786,7 +786,7 @@ int main(int argc, char **argv)
 				       "none of the sizes given");
 		}
 		if (ref) {
-			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu\n");
+			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu, lfu (exact, whole history)\n");
 			for (i = 0; i < nsizes; i++) {
 				printf("%-7s", vs_fmt_size(sm[i].cache_bytes,
 							   b1, sizeof(b1)));
