@@ -13,13 +13,15 @@
  * are 16-bit, which is what keeps the RAM per block under 16 bytes:
  *
  *   u64 word[]     8 B   key (dev, lba) + state bits, see B_* below
- *   u16 prev[]     2 B   replacement list (head = most recent)
- *   u16 next[]     2 B
+ *   u16 prev[]     2 B   replacement list (head = most recent); S3-FIFO
+ *   u16 next[]     2 B   keeps its small queue as a second list on them
  *   u16 hnext[]    2 B   hash chain inside the set
  *   u16 heads[]  <=0.5 B hash heads, ways/4 rounded down to a power of 2
  *                        (chains of 4 to 8 blocks)
  *   u8 ghost[]    <=1 B  admission filter: 8-bit fingerprints of recent
  *                        refused misses, ways rounded down to a power of 2
+ *                        (S3-FIFO: also its ghost queue; TinyLFU: its
+ *                        count-min sketch, two 4-bit counters a byte)
  *   md state    5/63 B   per metadata sector: started/done counters, flags
  *
  * Sets are large (tens of thousands of blocks), so per-set LRU behaves like
@@ -44,7 +46,10 @@
  *               (cannot happen while writes wait); keeps it dirty
  *   FLUSHME     part of the running flush-on-demand
  *   EPOCH       dirty-age epoch (3 bits) of the first dirtying write
- *   READERS     reads from the cache block in flight (4 bits)
+ *   READERS     reads from the cache block in flight (3 bits)
+ *   SMALL, FREQ replacement state owned by vc_policy.c (on the S3-FIFO
+ *               small queue; 2-bit access count): vc_block_set_word()
+ *               keeps them
  *   TOMB        invalidated while its record may say dirty: kept in the
  *               hash (BUSY) until a metadata write clears the record, so
  *               the backing block is never cached twice on flash; if that

@@ -438,7 +438,8 @@ static bool block_fits(struct vc_cache *c, u64 key)
 
 /*
  * Admission (vc_policy.c): TinyLFU's frequency filter, or second-hit
- * admission for FIFO/LRU once the set is nearly full.  Set lock held.
+ * admission for FIFO/LRU/S3-FIFO once the set is nearly full.  Set lock
+ * held.
  */
 static bool admission_refuses(struct vc_cache *c, struct vc_set *s, u64 key)
 {
