@@ -67,7 +67,9 @@ const char *vc_mode_name(enum vc_mode m)
 
 const char *vc_policy_name(enum vc_policy p)
 {
-	return p == VC_POLICY_FIFO ? "fifo" : p == VC_POLICY_LRU ? "lru" : "?";
+	static const char *const n[] = { "fifo", "lru", "s3fifo", "tinylfu" };
+
+	return (u32)p < VC_NR_POLICIES ? n[p] : "?";
 }
 
 int vc_param_check(enum vc_param id, u64 v)
@@ -614,10 +616,20 @@ enum vc_mode vc_cache_get_requested_mode(struct vc_cache *c)
 
 int vc_cache_set_policy(struct vc_cache *c, enum vc_policy policy)
 {
+	u32 i;
+
 	if ((u32)policy >= VC_NR_POLICIES)
 		return -EINVAL;
 	vc_mutex_lock(&c->ctl_mutex);
 	vc_atomic_set(&c->policy, (int)policy);
+	/* each set converts its lists under its lock: contents stay */
+	for (i = 0; i < c->nr_sets; i++) {
+		struct vc_set *s = &c->sets[i];
+
+		vc_spin_lock(&s->lock);
+		vc_pol_switch(c, s, (u8)policy);
+		vc_spin_unlock(&s->lock);
+	}
 	persist_sb(c);
 	vc_mutex_unlock(&c->ctl_mutex);
 	return 0;

@@ -144,21 +144,20 @@ static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
 	for (n = 0; n < c->nr_sets && c->cand_nr < max; n++) {
 		struct vc_set *s = &c->sets[si];
 		u32 window = vc_max_u64(64, s->ways / 8);
-		u16 pos;
+		struct vc_cold_iter it;
 		u32 i;
 
 		vc_spin_lock(&s->lock);
-		pos = s->tail;
+		vc_cold_first(c, s, &it);
 		for (i = 0; s->nr_dirty && i < s->ways; i++) {
 			u32 blk = s->first + i;
 			u64 w;
 
 			if (filter & F_TAIL) {
 				/* the coldest blocks: where victims are taken */
-				if (pos == VC_NIL || i >= window)
+				blk = i < window ? vc_cold_next(c, s, &it) : ~0u;
+				if (blk == ~0u)
 					break;
-				blk = s->first + pos;
-				pos = c->prev[blk];
 			}
 			w = c->words[blk];
 

@@ -13,13 +13,15 @@
  * are 16-bit, which is what keeps the RAM per block under 16 bytes:
  *
  *   u64 word[]     8 B   key (dev, lba) + state bits, see B_* below
- *   u16 prev[]     2 B   replacement list (head = most recent)
- *   u16 next[]     2 B
+ *   u16 prev[]     2 B   replacement list (head = most recent); S3-FIFO
+ *   u16 next[]     2 B   keeps its small queue as a second list on them
  *   u16 hnext[]    2 B   hash chain inside the set
  *   u16 heads[]  <=0.5 B hash heads, ways/4 rounded down to a power of 2
  *                        (chains of 4 to 8 blocks)
  *   u8 ghost[]    <=1 B  admission filter: 8-bit fingerprints of recent
  *                        refused misses, ways rounded down to a power of 2
+ *                        (S3-FIFO: also its ghost queue; TinyLFU: its
+ *                        count-min sketch, two 4-bit counters a byte)
  *   md state    5/63 B   per metadata sector: started/done counters, flags
  *
  * Sets are large (tens of thousands of blocks), so per-set LRU behaves like
@@ -44,7 +46,10 @@
  *               (cannot happen while writes wait); keeps it dirty
  *   FLUSHME     part of the running flush-on-demand
  *   EPOCH       dirty-age epoch (3 bits) of the first dirtying write
- *   READERS     reads from the cache block in flight (4 bits)
+ *   READERS     reads from the cache block in flight (3 bits)
+ *   SMALL, FREQ replacement state owned by vc_policy.c (on the S3-FIFO
+ *               small queue; 2-bit access count): vc_block_set_word()
+ *               keeps them
  *   TOMB        invalidated while its record may say dirty: kept in the
  *               hash (BUSY) until a metadata write clears the record, so
  *               the backing block is never cached twice on flash; if that
@@ -103,11 +108,17 @@
 #define B_EPOCH_SHIFT		53
 #define B_EPOCH_MASK		(7ULL << B_EPOCH_SHIFT)
 #define B_READERS_SHIFT		56
-#define B_READERS_MASK		(15ULL << B_READERS_SHIFT)
+#define B_READERS_MASK		(7ULL << B_READERS_SHIFT)
 #define B_READER_ONE		(1ULL << B_READERS_SHIFT)
-#define B_MAX_READERS		15
+#define B_MAX_READERS		7
+#define B_SMALL			(1ULL << 59)	/* policy: on the small queue */
 #define B_TOMB			(1ULL << 60)	/* invalid, record pending */
 #define B_LOST			(1ULL << 61)	/* with TOMB: data lost, EIO */
+#define B_FREQ_SHIFT		62		/* policy: 2-bit access count */
+#define B_FREQ_MASK		(3ULL << B_FREQ_SHIFT)
+#define B_FREQ_ONE		(1ULL << B_FREQ_SHIFT)
+/* owned by vc_policy.c: vc_block_set_word() keeps them */
+#define B_POL_MASK		(B_SMALL | B_FREQ_MASK)
 
 #define VC_NR_EPOCHS		8
 #define VC_EPOCH_DIV		4	/* epoch length = max age / 4 */
@@ -175,6 +186,10 @@ struct vc_set {
 	u16 *heads;
 	u8 *ghost;
 	u16 head, tail;		/* replacement list: head = newest */
+	u16 shead, stail;	/* S3-FIFO small queue (same links) */
+	u32 nr_small;		/* blocks on the small queue */
+	u32 samples;		/* TinyLFU: sketch increments since aging */
+	u8 pol;			/* enum vc_policy this set follows */
 	u32 nr_valid;
 	u32 nr_dirty;
 	/*
@@ -447,6 +462,24 @@ void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk);
 u32 vc_find_victim(struct vc_cache *c, struct vc_set *s);
 bool vc_ghost_admit(struct vc_cache *c, struct vc_set *s, u64 key);
+
+/* vc_policy.c: S3-FIFO and TinyLFU (set lock held unless noted) */
+void vc_pol_init_set(struct vc_cache *c, struct vc_set *s);
+void vc_pol_insert(struct vc_cache *c, struct vc_set *s, u32 blk, u64 key);
+bool vc_pol_admit_refuses(struct vc_cache *c, struct vc_set *s, u64 key);
+void vc_pol_switch(struct vc_cache *c, struct vc_set *s, u8 pol);
+void vc_pol_hit(struct vc_cache *c, struct vc_set *s, u64 w);
+u32 vc_pol_victim(struct vc_cache *c, struct vc_set *s);
+bool vc_pol_small(struct vc_cache *c, struct vc_set *s, u32 blk);
+/* the cleaner's walk over the blocks nearest eviction, coldest first */
+struct vc_cold_iter {
+	u16 pos;
+	u8 list;	/* 0 small queue (if any), 1 main list, 2 done */
+};
+void vc_cold_first(struct vc_cache *c, struct vc_set *s,
+		   struct vc_cold_iter *it);
+u32 vc_cold_next(struct vc_cache *c, struct vc_set *s,
+		 struct vc_cold_iter *it);
 void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w);
 static inline u64 vc_word(struct vc_cache *c, u32 blk)
 {

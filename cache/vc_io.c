@@ -298,8 +298,7 @@ static u32 take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
 	}
 	vc_block_set_word(c, s, blk, (key & B_KEY_MASK) | B_VALID | B_BUSY);
 	vc_hash_insert(c, s, blk);
-	vc_lru_unlink(c, s, blk);
-	vc_lru_push_head(c, s, blk);
+	vc_pol_insert(c, s, blk, key);
 	return blk;
 }
 
@@ -466,17 +465,13 @@ static bool block_fits(struct vc_cache *c, u64 key)
 }
 
 /*
- * Second-hit admission, once the set is nearly full: a miss is cached on
- * the second access within the ghost table's memory.  Set lock held.
+ * Admission (vc_policy.c): TinyLFU's frequency filter, or second-hit
+ * admission for FIFO/LRU/S3-FIFO once the set is nearly full.  Set lock
+ * held.
  */
 static bool admission_refuses(struct vc_cache *c, struct vc_set *s, u64 key)
 {
-	if (vc_param(c, VC_P_ADMISSION) != VC_ADMIT_SECOND_HIT)
-		return false;
-	if ((u64)s->nr_valid * 100 <
-	    (u64)s->ways * vc_param(c, VC_P_ADMIT_FULL_PCT))
-		return false;
-	return !vc_ghost_admit(c, s, key);
+	return vc_pol_admit_refuses(c, s, key);
 }
 
 static void dispatch_read(struct vc_req *r)

@@ -106,6 +106,7 @@ int vc_map_alloc(struct vc_cache *c)
 		 */
 		st->head = VC_NIL;
 		st->tail = VC_NIL;
+		vc_pol_init_set(c, st);
 		for (i = 0; i < st->ways; i++) {
 			c->hnext[st->first + i] = VC_NIL;
 			vc_lru_push_head(c, st, st->first + i);
@@ -192,17 +193,26 @@ void vc_hash_remove(struct vc_cache *c, struct vc_set *s, u32 blk)
 void vc_lru_unlink(struct vc_cache *c, struct vc_set *s, u32 blk)
 {
 	u16 p = c->prev[blk], n = c->next[blk];
+	bool sm = c->words[blk] & B_SMALL;
 
 	if (p != VC_NIL)
 		c->next[s->first + p] = n;
+	else if (sm)
+		s->shead = n;
 	else
 		s->head = n;
 	if (n != VC_NIL)
 		c->prev[s->first + n] = p;
+	else if (sm)
+		s->stail = p;
 	else
 		s->tail = p;
 	c->prev[blk] = VC_NIL;
 	c->next[blk] = VC_NIL;
+	if (sm) {
+		s->nr_small--;
+		vc_store_u64(&c->words[blk], c->words[blk] & ~B_SMALL);
+	}
 }
 
 void vc_lru_push_head(struct vc_cache *c, struct vc_set *s, u32 blk)
@@ -233,12 +243,25 @@ void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk)
 
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk)
 {
-	if (vc_atomic_read(&c->policy) != VC_POLICY_LRU)
+	u64 w;
+
+	switch (s->pol) {
+	case VC_POLICY_LRU:
+		if (s->head == (u16)(blk - s->first))
+			return;
+		vc_lru_unlink(c, s, blk);
+		vc_lru_push_head(c, s, blk);
 		return;
-	if (s->head == (u16)(blk - s->first))
+	case VC_POLICY_FIFO:
 		return;
-	vc_lru_unlink(c, s, blk);
-	vc_lru_push_head(c, s, blk);
+	default:
+		/* S3-FIFO, TinyLFU: lazy promotion, a saturating count */
+		w = c->words[blk];
+		if ((w & B_FREQ_MASK) != B_FREQ_MASK)
+			vc_store_u64(&c->words[blk], w + B_FREQ_ONE);
+		if (s->pol == VC_POLICY_TINYLFU)
+			vc_pol_hit(c, s, w);
+	}
 }
 
 #define VC_VICTIM_SCAN	1024
@@ -253,6 +276,9 @@ u32 vc_find_victim(struct vc_cache *c, struct vc_set *s)
 {
 	u16 i = s->tail;
 	u32 n = 0, dirty = 0;
+
+	if (s->pol >= VC_POLICY_S3FIFO)
+		return vc_pol_victim(c, s);
 
 	while (i != VC_NIL && n++ < VC_VICTIM_SCAN) {
 		u32 blk = s->first + i;
@@ -305,9 +331,14 @@ static void flushme_done(struct vc_cache *c)
 void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 {
 	u64 old = c->words[blk];
-	bool ov = old & B_VALID, nv = w & B_VALID;
-	bool od = ov && (old & B_DIRTY), nd = nv && (w & B_DIRTY);
+	bool ov, nv;
+	bool od, nd;
 
+	w = (w & ~B_POL_MASK) | (old & B_POL_MASK);	/* vc_policy.c's */
+	ov = old & B_VALID;
+	nv = w & B_VALID;
+	od = ov && (old & B_DIRTY);
+	nd = nv && (w & B_DIRTY);
 	if (ov != nv) {
 		s->nr_valid += nv ? 1 : -1;
 		vc_atomic64_add(&c->nr_valid, nv ? 1 : -1);

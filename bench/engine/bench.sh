@@ -1,10 +1,12 @@
 #!/bin/sh
 # bench/engine/bench.sh - run by `make -C bench/engine bench`.
 #
-# For zipf 0.9 / 1.1 / 1.2 and pareto 0.9 traces (BENCH_REQUESTS 4 KiB
+# For zipf 0.9 / 1.1 / 1.2, pareto 0.9, scan 0.9 (zipf + one-time scans)
+# and shift 0.9 (zipf whose hot set moves) traces (BENCH_REQUESTS 4 KiB
 # requests, 80% reads, over BENCH_BLOCKS blocks of data, seed 1) with the
-# cache at 10% of the data: hit ratios of the engine's FIFO, LRU and
-# LRU+admission next to the exact OPT on the same trace, flash writes and
+# cache at 10% of the data: hit ratios of the engine's FIFO, LRU,
+# LRU+admission, S3-FIFO, S3-FIFO+admission and TinyLFU next to the exact
+# OPT and the static oracle LFU on the same trace, flash writes and
 # backing I/Os per host I/O; then the engine's instructions per 4 KiB read
 # hit (callgrind) and its metadata RAM per block.
 set -eu
@@ -18,15 +20,16 @@ CACHE_BYTES=$((BLOCKS / 10 * 4096))
 
 mkdir -p "$OUT"
 start=$(date +%s)
-for d in zipf:0.9 zipf:1.1 zipf:1.2 pareto:0.9; do
+POLICIES=fifo,lru,lru+admit,s3fifo,s3fifo+admit,tinylfu
+for d in zipf:0.9 zipf:1.1 zipf:1.2 pareto:0.9 scan:0.9 shift:0.9; do
 	f="$OUT/$(echo "$d" | tr : _).iolog"
 	"$SIM" gen -d "$d" -n "$BLOCKS" -r "$REQS" -R 80 -S 1 -o "$f"
-	"$SIM" --json --reference --sizes "$CACHE_BYTES" --policies fifo,lru,lru+admit \
+	"$SIM" --json --reference --sizes "$CACHE_BYTES" --policies "$POLICIES" \
 		--modes wb,wt "$f" >"$f.json"
 done
 
 # CPU per read hit: callgrind counts only inside hit_loop().
-for p in lru fifo; do
+for p in lru fifo s3fifo tinylfu; do
 	"$HITLOOP" --policy "$p" --hits 1000 >/dev/null
 	if command -v valgrind >/dev/null 2>&1; then
 		valgrind --tool=callgrind --toggle-collect=hit_loop \

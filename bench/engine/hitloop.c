@@ -12,7 +12,7 @@
  * and divide the instructions by N.  Without valgrind it checks that every
  * request of the loop was a hit and prints the metadata RAM per block.
  *
- * usage: hitloop [--policy fifo|lru] [--blocks N] [--hits N]
+ * usage: hitloop [--policy fifo|lru|s3fifo|tinylfu] [--blocks N] [--hits N]
  *        hitloop --mem    (metadata bytes per block, 16K..1G blocks)
  */
 #include <getopt.h>
@@ -123,12 +123,12 @@ int main(int argc, char **argv)
 				       (uint64_t)vc_cache_mem_bytes_per_block(blk));
 			return 0;
 		case 'p':
-			if (!strcmp(optarg, "fifo"))
-				cfg.policy = VC_POLICY_FIFO;
-			else if (!strcmp(optarg, "lru"))
-				cfg.policy = VC_POLICY_LRU;
-			else
-				die("policy must be fifo or lru", 0);
+			for (cfg.policy = 0; cfg.policy < VC_NR_POLICIES;
+			     cfg.policy++)
+				if (!strcmp(optarg, vc_policy_name(cfg.policy)))
+					break;
+			if (cfg.policy == VC_NR_POLICIES)
+				die("policy must be fifo, lru, s3fifo or tinylfu", 0);
 			break;
 		case 'b':
 			nblocks = strtoull(optarg, NULL, 0);
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: hitloop [--policy fifo|lru] [--blocks N] [--hits N] | --mem\n");
+				"usage: hitloop [--policy fifo|lru|s3fifo|tinylfu] [--blocks N] [--hits N] | --mem\n");
 			return 2;
 		}
 	}

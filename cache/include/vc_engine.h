@@ -30,6 +30,8 @@ enum vc_mode {
 enum vc_policy {
 	VC_POLICY_FIFO = 0,
 	VC_POLICY_LRU = 1,
+	VC_POLICY_S3FIFO = 2,	/* small + main FIFO, ghost, lazy promotion */
+	VC_POLICY_TINYLFU = 3,	/* frequency-sketch admission, CLOCK main */
 	VC_NR_POLICIES
 };
 

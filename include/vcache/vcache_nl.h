@@ -195,6 +195,8 @@ enum vcache_mode {
 enum vcache_policy {
 	VCACHE_POLICY_FIFO = 0,
 	VCACHE_POLICY_LRU = 1,
+	VCACHE_POLICY_S3FIFO = 2,	/* small + main FIFO with ghost */
+	VCACHE_POLICY_TINYLFU = 3,	/* frequency-sketch admission */
 	VCACHE_NR_POLICIES
 };
 

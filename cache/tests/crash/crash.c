@@ -75,6 +75,7 @@ struct opts {
 	u64 only_k;		/* one cut point, 0 = all */
 	enum cut_at cut_at;
 	enum err_mode errors;
+	int policy;		/* enum vc_policy of the cache */
 };
 
 struct result {
@@ -252,6 +253,7 @@ static void setup_harness(struct harness *h, const struct opts *o)
 	for (d = 0; d < (int)ho.ndev; d++)
 		h_prefill(h, d);
 	h->cfg.mode = VC_MODE_WB;
+	h->cfg.policy = (u32)o->policy;
 	/* the cleaner only runs when a scenario asks for it */
 	h->cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 100;
 	h->cfg.params.v[VC_P_DIRTY_LOW_PCT] = 99;
@@ -521,7 +523,8 @@ static void usage(void)
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
 		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
 		"             [--block-size B] [--cut-at meta|write|completion]\n"
-		"             [--errors none|single|repeated|enomem] [-v]\n");
+		"             [--errors none|single|repeated|enomem]\n"
+		"             [--policy fifo|lru|s3fifo|tinylfu] [-v]\n");
 	exit(2);
 }
 
@@ -533,16 +536,26 @@ int main(int argc, char **argv)
 		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' },
 		{ "queued", 0, NULL, 'q' }, { "block-size", 1, NULL, 'b' }, { "verbose", 0, NULL, 'v' },
 		{ "cut-at", 1, NULL, 'a' }, { "errors", 1, NULL, 'e' },
+		{ "policy", 1, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
-			  .cut_mode = SIMDEV_CUT_DROP_ALL, .block_size = 4096 };
+			  .cut_mode = SIMDEV_CUT_DROP_ALL, .block_size = 4096,
+			  .policy = VC_POLICY_LRU };
 	struct result dry, res;
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:P:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'P':
+			for (s = 0; s < VC_NR_POLICIES; s++)
+				if (!strcmp(optarg, vc_policy_name((enum vc_policy)s)))
+					break;
+			if (s == VC_NR_POLICIES)
+				usage();
+			o.policy = s;
+			break;
 		case 'a':
 			for (s = 0; s < 3; s++)
 				if (!strcmp(optarg, cut_at_name[s]))
@@ -596,10 +609,11 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	printf("crash: seed %llu stride %llu cut-mode %d block %u%s, cut at every %s, errors %s\n",
+	printf("crash: seed %llu stride %llu cut-mode %d block %u%s, cut at every %s, errors %s, policy %s\n",
 	       (unsigned long long)o.seed, (unsigned long long)o.stride,
 	       o.cut_mode, o.block_size, o.queued ? " queued" : "",
-	       cut_at_name[o.cut_at], err_name[o.errors]);
+	       cut_at_name[o.cut_at], err_name[o.errors],
+	       vc_policy_name((enum vc_policy)o.policy));
 	for (s = 0; s < S_NR; s++) {
 		u64 k, n, points = 0, fails = 0, loads_refused = 0, states = 0;
 		u64 dmin = ~0ULL, dmax = 0, *hashes;
@@ -634,7 +648,7 @@ int main(int argc, char **argv)
 			if (res.failures) {
 				fails++;
 				if (fails <= 3)
-					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u --cut-at %s --errors %s%s)\n",
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u --cut-at %s --errors %s --policy %s%s)\n",
 					       scen_name[s],
 					       (unsigned long long)k,
 					       scen_name[s],
@@ -643,6 +657,7 @@ int main(int argc, char **argv)
 					       o.cut_mode, o.block_size,
 					       cut_at_name[o.cut_at],
 					       err_name[o.errors],
+					       vc_policy_name((enum vc_policy)o.policy),
 					       o.queued ? " --queued" : "");
 			}
 		}

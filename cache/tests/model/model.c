@@ -14,7 +14,7 @@
  *
  * Reproducible: the seed is printed; --seed and --ops replay a run.
  *
- *   model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]
+ *   model [--seed N] [--ops N] [--ndev N] [--queued] [--crash] [--policy P]
  *         [--errors none|cache|backing|lossy] [--block-size B]
  *         [--backing-mib N] [--cache-kib N] [-v]
  */
@@ -661,7 +661,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]\n"
 		"             [--errors none|cache|backing|lossy] [--block-size B]\n"
-		"             [--backing-mib N] [--cache-kib N] [--trace DEV:SECTOR] [-v]\n");
+		"             [--backing-mib N] [--cache-kib N] [--trace DEV:SECTOR]\n"
+		"             [--policy fifo|lru|s3fifo|tinylfu] [-v]\n");
 	exit(2);
 }
 
@@ -673,7 +674,7 @@ int main(int argc, char **argv)
 		{ "crash", 0, NULL, 'c' }, { "errors", 1, NULL, 'e' },
 		{ "block-size", 1, NULL, 'b' }, { "backing-mib", 1, NULL, 'B' },
 		{ "cache-kib", 1, NULL, 'C' }, { "verbose", 0, NULL, 'v' },
-		{ "trace", 1, NULL, 'T' },
+		{ "trace", 1, NULL, 'T' }, { "policy", 1, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct run run;
@@ -690,10 +691,18 @@ int main(int argc, char **argv)
 	int c, ret, trace_dev = 0;
 	bool seed_given = false;
 	long long trace_sector = -1;
+	int policy = VC_POLICY_LRU;
 
 	r->ops = 200000;
-	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:vT:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:d:qce:b:B:C:vT:P:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'P':
+			for (policy = 0; policy < VC_NR_POLICIES; policy++)
+				if (!strcmp(optarg, vc_policy_name((enum vc_policy)policy)))
+					break;
+			if (policy == VC_NR_POLICIES)
+				usage();
+			break;
 		case 's':
 			o.seed = strtoull(optarg, NULL, 0);
 			seed_given = true;
@@ -745,6 +754,7 @@ int main(int argc, char **argv)
 		simdev_trace(h->csd, -2);
 	vc_posix_set_pid_alive(model_pid_alive, NULL);
 	h->cfg.mode = VC_MODE_WB;
+	h->cfg.policy = (u32)policy;	/* the start; op_policy() switches */
 	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 5000;
 	ret = h_create(h);
 	if (ret) {

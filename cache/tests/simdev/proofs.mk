@@ -202,6 +202,10 @@ model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regre
 	$(call prun,model-err-backing,$(U)/model --seed $(MODEL_SEED) --ops 60000 --errors backing)
 	$(call prun,model-err-lossy,$(U)/model --seed $(MODEL_SEED) --ops 40000 --errors lossy --crash)
 	$(call prun,model-asan,$(PB)/asan/model --seed $(MODEL_SEED) --ops 30000 --queued --crash)
+	$(call prun,model-s3fifo,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued --crash --policy s3fifo)
+	$(call prun,model-tinylfu,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued --crash --policy tinylfu)
+	$(call prun,model-s3fifo-err,$(U)/model --seed $(MODEL_SEED) --ops 40000 --errors lossy --crash --policy s3fifo)
+	$(call prun,model-tinylfu-asan,$(PB)/asan/model --seed $(MODEL_SEED) --ops 30000 --queued --crash --policy tinylfu)
 
 model-long: $(U)/model
 	$(U)/model --ops $(MODEL_LONG_OPS) --crash
@@ -219,6 +223,8 @@ crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-repeated-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors repeated --cut-mode random --queued --seed 10)
 	$(call prun,crash-enomem,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors enomem --cut-mode torn --queued --seed 11)
 	$(call prun,crash-every-completion,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --cut-mode torn --seed 5)
+	$(call prun,crash-s3fifo,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 12 --policy s3fifo)
+	$(call prun,crash-tinylfu,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 13 --policy tinylfu)
 
 # Every cut point of every kind, with and without errors (~10-20 min).
 crash-long: $(U)/crash
@@ -258,6 +264,8 @@ stress-check: $(PB)/tsan/stress $(PB)/asan/stress
 	$(call prun,stress-asan,$(PB)/asan/stress --seed 1 --ops $(STRESS_OPS) --threads $(STRESS_THREADS))
 	$(call prun,stress-tsan-shared-blocks,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/stress --seed 2 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --interleave)
 	$(call prun,stress-asan-shared-blocks,$(PB)/asan/stress --seed 2 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --interleave)
+	$(call prun,stress-tsan-s3fifo,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/stress --seed 3 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --policy s3fifo)
+	$(call prun,stress-asan-tinylfu,$(PB)/asan/stress --seed 4 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --policy tinylfu)
 
 # Order matters only for the summary; each step records its result.
 proofs-check: proofs-results-reset

@@ -374,7 +374,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
 		{ "threads", 1, NULL, 't' }, { "verbose", 0, NULL, 'v' },
-		{ "interleave", 0, NULL, 'i' },
+		{ "interleave", 0, NULL, 'i' }, { "policy", 1, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct simdev_power *pw;
@@ -386,10 +386,19 @@ int main(int argc, char **argv)
 	struct vc_stats st, st_conc;
 	u64 seed = (u64)time(NULL);
 	bool interleave = false;
-	int c, i, ret, d;
+	int c, i, ret, d, policy = VC_POLICY_LRU;
 
-	while ((c = getopt_long(argc, argv, "s:n:t:vi", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:t:viP:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'P':
+			for (policy = 0; policy < VC_NR_POLICIES; policy++)
+				if (!strcmp(optarg, vc_policy_name((enum vc_policy)policy)))
+					break;
+			if (policy == VC_NR_POLICIES) {
+				fprintf(stderr, "stress: unknown policy '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': ops_per_worker = strtoull(optarg, NULL, 0); break;
 		case 't':
@@ -400,14 +409,15 @@ int main(int argc, char **argv)
 		case 'v': vc_posix_set_log_level(3); break;
 		case 'i': interleave = true; break;
 		default:
-			fprintf(stderr, "usage: stress [--seed N] [--ops N] [--threads N] [--interleave] [-v]\n");
+			fprintf(stderr, "usage: stress [--seed N] [--ops N] [--threads N] [--interleave] [--policy P] [-v]\n");
 			return 2;
 		}
 	}
-	printf("stress: seed %llu, %d workers x %llu ops%s, 2 scanners, 2 controllers\n",
+	printf("stress: seed %llu, %d workers x %llu ops%s, 2 scanners, 2 controllers, policy %s\n",
 	       (unsigned long long)seed, nworkers,
 	       (unsigned long long)ops_per_worker,
-	       interleave ? " sharing every block" : "");
+	       interleave ? " sharing every block" : "",
+	       vc_policy_name((enum vc_policy)policy));
 	fflush(stdout);
 	vc_posix_set_log_level(0);
 	pw = simdev_power_new(SIMDEV_COMPLETE_THREAD, seed);
@@ -425,6 +435,7 @@ int main(int argc, char **argv)
 	}
 	vc_cache_config_default(&cfg);
 	cfg.mode = VC_MODE_WB;
+	cfg.policy = (u32)policy;
 	ret = vc_cache_create(simdev_dev(cdev), &cfg, &cache);
 	if (ret) {
 		fprintf(stderr, "stress: create failed: %d\n", ret);

@@ -27,7 +27,7 @@ struct command {
 static const struct command commands[] = {
 	{ VCC_CREATE, vcc_cmd_create, true,
 	  "create NAME --cache DEV [--size SIZE] --backing DEV [--mode wb|wt|wa|pt]\n"
-	  "       [--block-size SIZE] [--policy lru|fifo] [--admit on|off]\n"
+	  "       [--block-size SIZE] [--policy lru|fifo|s3fifo|tinylfu] [--admit on|off]\n"
 	  "       [--flush-period SEC] [--dirty-high PCT|SIZE] [--dirty-low PCT|SIZE]\n"
 	  "       [--seq-cutoff SIZE|off] [--ident STRING] [--devname NAME]",
 	  "Create cache NAME on DEV (a vcache card /dev/vflashN: a region of\n"

@@ -24,6 +24,7 @@ const struct vcc_name vcc_modes[] = {
 
 const struct vcc_name vcc_policies[] = {
 	{ "lru", VCACHE_POLICY_LRU }, { "fifo", VCACHE_POLICY_FIFO },
+	{ "s3fifo", VCACHE_POLICY_S3FIFO }, { "tinylfu", VCACHE_POLICY_TINYLFU },
 	{ NULL, 0 }
 };
 

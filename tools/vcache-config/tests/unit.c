@@ -208,6 +208,9 @@ static void t_friendly_keys(void)
 	CHECK(!set1(&s, "policy=fifo") && s.has_policy &&
 	      s.policy == VCACHE_POLICY_FIFO);
 	CHECK(!set1(&s, "policy=lru") && s.policy == VCACHE_POLICY_LRU);
+	CHECK(!set1(&s, "policy=s3fifo") && s.policy == VCACHE_POLICY_S3FIFO);
+	CHECK(!set1(&s, "policy=tinylfu") &&
+	      s.policy == VCACHE_POLICY_TINYLFU);
 	CHECK(set1(&s, "policy=mru"));
 	CHECK(!set1(&s, "admit=on") && s.v[VCACHE_P_ADMISSION] == 1);
 	CHECK(!set1(&s, "admit=off") && s.has[VCACHE_P_ADMISSION] &&

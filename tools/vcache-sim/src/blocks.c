@@ -306,8 +306,131 @@ out:
 /* ------------------------------------------------------ reference cache */
 
 const char *const vs_ref_names[VS_REF_NR] = {
-	"ref_fifo", "ref_lru", "ref_lru_2hit", "ref_lru_tinylfu",
+	"ref_fifo", "ref_lru", "ref_lru_2hit", "ref_lru_tinylfu", "ref_lfu",
 };
+
+/* min-heap of (count << 40 | stamp, id) for the exact LFU */
+struct lheap {
+	uint64_t *k;
+	uint32_t *id;
+	size_t n;
+};
+
+static void lheap_push(struct lheap *h, uint64_t k, uint32_t id)
+{
+	size_t i = h->n++;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (h->k[p] <= k)
+			break;
+		h->k[i] = h->k[p];
+		h->id[i] = h->id[p];
+		i = p;
+	}
+	h->k[i] = k;
+	h->id[i] = id;
+}
+
+static void lheap_pop(struct lheap *h)
+{
+	uint64_t k = h->k[--h->n];
+	uint32_t id = h->id[h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->k[c + 1] < h->k[c])
+			c++;
+		if (k <= h->k[c])
+			break;
+		h->k[i] = h->k[c];
+		h->id[i] = h->id[c];
+		i = c;
+	}
+	h->k[i] = k;
+	h->id[i] = id;
+}
+
+/*
+ * Exact LFU with the whole history: every access of every block counted
+ * from the start, never aged; once full, a miss is admitted only if its
+ * block was accessed more often than the least-counted resident block
+ * (the oldest of those), which it replaces.  What frequency alone can do
+ * online with unlimited memory.
+ */
+static int lfu_exact(const struct vs_blocks *b, uint64_t cache_blocks,
+		     struct vs_hits *hits)
+{
+	size_t nids = b->nids ? b->nids : 1, i;
+	uint32_t *cnt = calloc(nids, sizeof(*cnt));
+	uint64_t *stamp = calloc(nids, sizeof(*stamp));
+	bool *in = calloc(nids, sizeof(*in));
+	struct lheap h = { malloc((b->n + 1) * sizeof(uint64_t)),
+			   malloc((b->n + 1) * sizeof(uint32_t)), 0 };
+	uint64_t used = 0, st = 0;
+
+	memset(hits, 0, sizeof(*hits));
+	if (!cnt || !stamp || !in || !h.k || !h.id) {
+		free(cnt);
+		free(stamp);
+		free(in);
+		free(h.k);
+		free(h.id);
+		return -1;
+	}
+	for (i = 0; i < b->n; i++) {
+		uint32_t id = b->id[i];
+		uint8_t op = b->op[i];
+
+		if (op == VS_DISCARD) {
+			if (in[id]) {
+				in[id] = false;
+				used--;
+			}
+			continue;
+		}
+		cnt[id]++;
+		if (in[id]) {
+			count(hits, op, true);
+			stamp[id] = ++st;
+			lheap_push(&h, (uint64_t)cnt[id] << 40 | st, id);
+			continue;
+		}
+		count(hits, op, false);
+		if (!cache_blocks)
+			continue;
+		if (used == cache_blocks) {
+			uint32_t v;
+
+			/* drop stale entries: the top is the real minimum */
+			while (!in[h.id[0]] ||
+			       (h.k[0] & ((1ull << 40) - 1)) != stamp[h.id[0]])
+				lheap_pop(&h);
+			v = h.id[0];
+			if (cnt[id] <= cnt[v])
+				continue;
+			lheap_pop(&h);
+			in[v] = false;
+			used--;
+		}
+		in[id] = true;
+		used++;
+		hits->fills++;
+		stamp[id] = ++st;
+		lheap_push(&h, (uint64_t)cnt[id] << 40 | st, id);
+	}
+	free(cnt);
+	free(stamp);
+	free(in);
+	free(h.k);
+	free(h.id);
+	return 0;
+}
 
 int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	      enum vs_ref_policy pol, struct vs_hits *hits)
@@ -323,6 +446,13 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	size_t i, j;
 
 	memset(hits, 0, sizeof(*hits));
+	if (pol == VS_REF_LFU) {
+		free(prev);
+		free(nxt);
+		free(in);
+		free(aux);
+		return lfu_exact(b, cache_blocks, hits);
+	}
 	if (!prev || !nxt || !in || !aux) {
 		free(prev);
 		free(nxt);
@@ -400,5 +530,68 @@ int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	free(nxt);
 	free(in);
 	free(aux);
+	return 0;
+}
+
+static const uint32_t *oracle_cnt;
+
+static int oracle_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (oracle_cnt[x] != oracle_cnt[y])
+		return oracle_cnt[x] > oracle_cnt[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int vs_oracle_lfu(const struct vs_blocks *b, uint64_t cache_blocks,
+		  struct vs_hits *h)
+{
+	uint32_t *cnt, *ids;
+	uint8_t *state;		/* 0 not kept, 1 kept, 2 kept and fetched */
+	size_t i;
+	uint32_t k;
+
+	memset(h, 0, sizeof(*h));
+	cnt = calloc(b->nids ? b->nids : 1, sizeof(*cnt));
+	ids = malloc((b->nids ? b->nids : 1) * sizeof(*ids));
+	state = calloc(b->nids ? b->nids : 1, 1);
+	if (!cnt || !ids || !state) {
+		free(cnt);
+		free(ids);
+		free(state);
+		return -1;
+	}
+	for (i = 0; i < b->n; i++)
+		if (b->op[i] != VS_DISCARD)
+			cnt[b->id[i]]++;
+	for (k = 0; k < b->nids; k++)
+		ids[k] = k;
+	oracle_cnt = cnt;
+	qsort(ids, b->nids, sizeof(*ids), oracle_cmp);
+	for (k = 0; k < b->nids && k < cache_blocks; k++)
+		state[ids[k]] = 1;
+	for (i = 0; i < b->n; i++) {
+		uint32_t id = b->id[i];
+		bool hit;
+
+		if (b->op[i] == VS_DISCARD)
+			continue;
+		hit = state[id] == 2;
+		if (state[id] == 1) {
+			state[id] = 2;
+			h->fills++;
+		}
+		if (b->op[i] == VS_READ) {
+			h->read_acc++;
+			h->read_hits += hit;
+		} else {
+			h->write_acc++;
+			h->write_hits += hit;
+		}
+	}
+	free(cnt);
+	free(ids);
+	free(state);
 	return 0;
 }

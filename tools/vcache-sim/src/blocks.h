@@ -53,11 +53,22 @@ struct vs_hits {
 int vs_opt(const struct vs_blocks *b, uint64_t cache_blocks, int bypass,
 	   struct vs_hits *h);
 
+/*
+ * Static oracle LFU: the cache holds, from the start, the cache_blocks
+ * blocks that the whole trace accesses most (reads and writes; ties to
+ * the lower id) and nothing else.  Each block's first access is still a
+ * miss (it has to be fetched once).  On a stationary trace no online
+ * policy does better, and OPT lies above it.  Discards are ignored.
+ */
+int vs_oracle_lfu(const struct vs_blocks *b, uint64_t cache_blocks,
+		  struct vs_hits *h);
+
 enum vs_ref_policy {
 	VS_REF_FIFO,
 	VS_REF_LRU,
 	VS_REF_LRU_2HIT,	/* LRU, read miss admitted on its 2nd miss */
 	VS_REF_LRU_TLFU,	/* LRU, TinyLFU-style frequency admission */
+	VS_REF_LFU,		/* exact LFU over the whole history */
 	VS_REF_NR
 };
 
@@ -74,7 +85,12 @@ extern const char *const vs_ref_names[VS_REF_NR];
  *             refused misses (an exact ghost list);
  *   LRU_TLFU  if the block was accessed more often than the LRU victim,
  *             counting every access, all counts halved every
- *             10 * cache_blocks accesses.
+ *             10 * cache_blocks accesses;
+ *   LFU       if the block was accessed more often (since the start of
+ *             the trace, never aged) than the least-counted resident
+ *             block, which it replaces: what frequency can do online
+ *             with unlimited memory (the static oracle knows the counts
+ *             in advance).
  */
 int vs_refsim(const struct vs_blocks *b, uint64_t cache_blocks,
 	      enum vs_ref_policy pol, struct vs_hits *h);

@@ -8,6 +8,15 @@
  *              accesses goes to a fraction 1-H of the blocks, recursively
  *              (rank = blocks * U^(log H / log(1-H))).
  * uniform      every block equally likely.
+ * scan:THETA   zipf:THETA over the blocks (the hot set), and at the end of
+ *              every quarter of the trace a one-time scan: blocks/5 reads
+ *              (twice a cache of 10%) in random order of blocks outside
+ *              the hot set; the four scans read four different areas
+ *              (the address space is blocks * 1.8).  Random order: the
+ *              engine's sequential bypass does not see it.
+ * shift:THETA  zipf:THETA whose hot set moves every eighth of the trace:
+ *              in phase p rank k is block perm[(k + p * blocks/4) mod
+ *              blocks], so each move brings a hot set of new blocks.
  *
  * Ranks are scattered over the address space by a seeded permutation, so
  * hot blocks are not neighbours (no accidental sequential streams).  Every
@@ -44,6 +53,18 @@ int vs_gen_parse_dist(const char *s, struct vs_gen_opts *o)
 	if (!strcmp(s, "uniform")) {
 		o->dist = VS_DIST_UNIFORM;
 		o->param = 0;
+		return 0;
+	}
+	o->shape = VS_SHAPE_PLAIN;
+	if (!strncmp(s, "scan:", 5) || !strncmp(s, "shift:", 6)) {
+		size_t k = s[1] == 'c' ? 5 : 6;
+
+		v = strtod(s + k, &end);
+		if (end == s + k || *end || !(v > 0.0) || v > 10.0)
+			return -1;
+		o->dist = VS_DIST_ZIPF;
+		o->shape = k == 5 ? VS_SHAPE_SCAN : VS_SHAPE_SHIFT;
+		o->param = v;
 		return 0;
 	}
 	if (!strncmp(s, "zipf:", 5)) {
@@ -125,10 +146,13 @@ static uint64_t rng_below(struct rng *r, uint64_t n)
 int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 	   size_t errlen)
 {
-	uint32_t *perm = NULL;
+	uint32_t *perm = NULL, *sperm = NULL;
 	double *cdf = NULL;
 	struct rng r;
 	uint64_t i, w, n = o->blocks;
+	uint64_t slen = n / 5 ? n / 5 : 1;	/* scan length */
+	uint64_t period = o->requests / 4 ? o->requests / 4 : 1;
+	uint64_t phase_len = o->requests / 8 ? o->requests / 8 : 1;
 	double ppow = 0;
 	int rc = -1;
 
@@ -156,6 +180,20 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 
 		perm[i] = perm[j];
 		perm[j] = x;
+	}
+	if (o->shape == VS_SHAPE_SCAN) {
+		sperm = malloc(slen * sizeof(*sperm));
+		if (!sperm)
+			goto nomem;
+		for (i = 0; i < slen; i++)
+			sperm[i] = (uint32_t)i;
+		for (i = slen - 1; i > 0; i--) {
+			uint64_t j = rng_below(&r, i + 1);
+			uint32_t x = sperm[i];
+
+			sperm[i] = sperm[j];
+			sperm[j] = x;
+		}
 	}
 	if (o->dist == VS_DIST_ZIPF) {
 		double sum = 0;
@@ -200,9 +238,20 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 		} else {
 			rank = rng_below(&r, n);
 		}
+		if (o->shape == VS_SHAPE_SHIFT)
+			rank = (rank + (i / phase_len) * (n / 4)) % n;
 		q.off = (uint64_t)perm[rank] * o->block_size;
 		q.len = o->block_size;
 		q.op = rng_below(&r, 100) < o->read_pct ? VS_READ : VS_WRITE;
+		if (o->shape == VS_SHAPE_SCAN && i % period >= period - slen &&
+		    period > slen) {
+			/* scan number i / period, its j-th block */
+			uint64_t j = i % period - (period - slen);
+
+			q.off = (n + ((i / period) % 4) * slen + sperm[j]) *
+				o->block_size;
+			q.op = VS_READ;
+		}
 		q.pid = 1;
 		q.t_ns = i * 1000000000ull / o->iops;
 		if (vs_trace_push(t, &q))
@@ -222,6 +271,7 @@ nomem:
 	snprintf(err, errlen, "gen: out of memory");
 out:
 	free(perm);
+	free(sperm);
 	free(cdf);
 	return rc;
 }

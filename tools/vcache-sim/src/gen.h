@@ -9,9 +9,18 @@
 
 enum vs_dist { VS_DIST_ZIPF, VS_DIST_PARETO, VS_DIST_UNIFORM };
 
+/*
+ * Zipf variants for policy benchmarks (gen.c explains them):
+ *   VS_SHAPE_SCAN   plus a one-time random scan of blocks/5 blocks at the
+ *                   end of every quarter of the trace
+ *   VS_SHAPE_SHIFT  the hot set moves to other blocks every eighth
+ */
+enum vs_shape { VS_SHAPE_PLAIN, VS_SHAPE_SCAN, VS_SHAPE_SHIFT };
+
 struct vs_gen_opts {
 	enum vs_dist dist;
 	double param;		/* zipf theta, or pareto h (fio semantics) */
+	enum vs_shape shape;
 	uint64_t blocks;	/* address space, in blocks */
 	uint32_t block_size;	/* bytes per request and per block */
 	uint64_t requests;
@@ -23,7 +32,7 @@ struct vs_gen_opts {
 };
 
 void vs_gen_opts_init(struct vs_gen_opts *o);
-/* Parse "zipf:0.9", "pareto:0.9", "uniform"; 0 or -1. */
+/* Parse "zipf:0.9", "pareto:0.9", "uniform", "scan:0.9", "shift:0.9"; 0 or -1. */
 int vs_gen_parse_dist(const char *s, struct vs_gen_opts *o);
 /* Generate into t (which must be zeroed); 0, or -1 with err filled. */
 int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,

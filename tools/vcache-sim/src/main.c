@@ -76,7 +76,9 @@ static void usage(FILE *f)
 "  -h, --help\n"
 "\n"
 "gen options:\n"
-"  -d, --dist D            zipf:THETA, pareto:H or uniform (zipf:0.9)\n"
+"  -d, --dist D            zipf:THETA, pareto:H, uniform, scan:THETA\n"
+"                          (zipf + one-time scans) or shift:THETA (zipf\n"
+"                          whose hot set moves) (zipf:0.9)\n"
 "  -n, --blocks N          address space in blocks (262144)\n"
 "  -r, --requests N        number of requests (1000000)\n"
 "  -R, --read-pct P        percentage of reads (80)\n"
@@ -121,7 +123,7 @@ static int cmd_gen(int argc, char **argv)
 		switch (c) {
 		case 'd':
 			if (vs_gen_parse_dist(optarg, &o))
-				die("gen: bad distribution '%s' (zipf:THETA with THETA > 0, pareto:H with 0 < H < 1, or uniform)",
+				die("gen: bad distribution '%s' (zipf:THETA, scan:THETA or shift:THETA with 0 < THETA <= 10, pareto:H with 0 < H < 1, or uniform)",
 				    optarg);
 			break;
 		case 'n':
@@ -205,7 +207,7 @@ struct run {
 
 struct size_models {
 	uint64_t cache_bytes, cache_blocks;
-	struct vs_hits opt, opt_bypass, ref[VS_REF_NR];
+	struct vs_hits opt, opt_bypass, oracle, ref[VS_REF_NR];
 };
 
 static int parse_list(char *s, const char *const *names, int nnames,
@@ -546,7 +548,9 @@ int main(int argc, char **argv)
 			    vs_fmt_size(ws_bytes, b1, sizeof(b1)));
 		if (opt && (vs_opt(&b, sm[i].cache_blocks, 0, &sm[i].opt) ||
 			    vs_opt(&b, sm[i].cache_blocks, 1,
-				   &sm[i].opt_bypass)))
+				   &sm[i].opt_bypass) ||
+			    vs_oracle_lfu(&b, sm[i].cache_blocks,
+					  &sm[i].oracle)))
 			die("out of memory computing OPT");
 		for (j = 0; ref && j < VS_REF_NR; j++)
 			if (vs_refsim(&b, sm[i].cache_blocks,
@@ -603,6 +607,8 @@ int main(int argc, char **argv)
 				json_hits("opt", &sm[i].opt, true);
 				json_hits("opt_bypass", &sm[i].opt_bypass,
 					  false);
+				printf(", ");
+				json_hits("oracle_lfu", &sm[i].oracle, false);
 			}
 			for (j = 0; ref && j < VS_REF_NR; j++) {
 				printf(", ");
@@ -657,9 +663,9 @@ int main(int argc, char **argv)
 		       vs_fmt_size(ws_bytes, b2, sizeof(b2)), b.nids_rw,
 		       vs_fmt_size(cfg.block_size, b3, sizeof(b3)),
 		       vs_replay_backend());
-		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %6s %7s %8s %8s %22s %7s\n",
+		printf("\n%-7s %-9s %-4s %6s %6s %6s %6s %6s %6s %6s %7s %8s %8s %22s %7s\n",
 		       "cache", "policy", "mode", "hit%", "read%", "write%",
-		       "OPT%", "OPTb%", "byp%", "flashW", "flashW/IO",
+		       "OPT%", "OPTb%", "ORCL%", "byp%", "flashW", "flashW/IO",
 		       "bkIO/IO",
 		       "dirty age max/avg/p99", "age_wb");
 		if (cfg.latency)
@@ -669,7 +675,7 @@ int main(int argc, char **argv)
 			const struct vs_result *r = &runs[i].r;
 			const struct size_models *m = &sm[runs[i].size_idx];
 			char age[48];
-			char ob[16] = "-", obb[16] = "-", fw[32];
+			char ob[16] = "-", obb[16] = "-", orc[16] = "-", fw[32];
 
 			if (opt) {
 				snprintf(ob, sizeof(ob), "%6.2f",
@@ -682,6 +688,11 @@ int main(int argc, char **argv)
 						    m->opt_bypass.write_hits,
 						    m->opt_bypass.read_acc +
 						    m->opt_bypass.write_acc));
+				snprintf(orc, sizeof(orc), "%6.2f",
+					 vs_hit_pct(m->oracle.read_hits +
+						    m->oracle.write_hits,
+						    m->oracle.read_acc +
+						    m->oracle.write_acc));
 			}
 			if (r->cleaned_blocks)
 				snprintf(age, sizeof(age), "%s/%s/%s",
@@ -694,7 +705,7 @@ int main(int argc, char **argv)
 						   sizeof(b3)));
 			else
 				snprintf(age, sizeof(age), "-");
-			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %6.2f %7s %8.3f %8.3f %22s %7" PRIu64 "\n",
+			printf("%-7s %-9s %-4s %6.2f %6.2f %6.2f %6s %6s %6s %6.2f %7s %8.3f %8.3f %22s %7" PRIu64 "\n",
 			       vs_fmt_size(runs[i].cache_bytes, b4,
 					   sizeof(b4)),
 			       vs_policy_names[runs[i].pol],
@@ -705,7 +716,7 @@ int main(int argc, char **argv)
 			       vs_hit_pct(r->read_hit_blocks, r->read_blocks),
 			       vs_hit_pct(r->write_hit_blocks,
 					  r->write_blocks),
-			       ob, obb,
+			       ob, obb, orc,
 			       vs_hit_pct(r->bypassed_blocks,
 					  r->read_blocks + r->write_blocks),
 			       vs_fmt_size(r->flash_bytes_written, fw,
@@ -775,7 +786,7 @@ int main(int argc, char **argv)
 				       "none of the sizes given");
 		}
 		if (ref) {
-			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu\n");
+			printf("\nreference models (hit%%): fifo, lru (every miss admitted), lru_2hit, lru_tinylfu, lfu (exact, whole history)\n");
 			for (i = 0; i < nsizes; i++) {
 				printf("%-7s", vs_fmt_size(sm[i].cache_bytes,
 							   b1, sizeof(b1)));

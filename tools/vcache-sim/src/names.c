@@ -4,7 +4,9 @@
 
 #include "replay.h"
 
-const char *const vs_policy_names[VS_POL_NR] = { "fifo", "lru", "lru+admit" };
+const char *const vs_policy_names[VS_POL_NR] = {
+	"fifo", "lru", "lru+admit", "s3fifo", "s3fifo+admit", "tinylfu"
+};
 const char *const vs_mode_names[VS_MODE_NR] = { "wb", "wt", "wa" };
 
 void vs_cfg_init(struct vs_cfg *c)

@@ -576,7 +576,8 @@ static int set_params(struct vc_cache_config *cc, const struct vs_cfg *c,
 	}
 	if (c->admit_pct >= 0)
 		p[VC_P_ADMIT_FULL_PCT] = (u64)c->admit_pct;
-	p[VC_P_ADMISSION] = c->policy == VS_POL_LRU_ADMIT ?
+	p[VC_P_ADMISSION] = c->policy == VS_POL_LRU_ADMIT ||
+			    c->policy == VS_POL_S3FIFO_ADMIT ?
 			    VC_ADMIT_SECOND_HIT : VC_ADMIT_ALL;
 	for (i = 0; i < c->nparams; i++) {
 		int id = vc_param_by_name(c->param_name[i]);
@@ -706,7 +707,11 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	cc.block_size = c->block_size;
 	cc.mode = c->mode == VS_MODE_WT ? VC_MODE_WT :
 		  c->mode == VS_MODE_WA ? VC_MODE_WA : VC_MODE_WB;
-	cc.policy = c->policy == VS_POL_FIFO ? VC_POLICY_FIFO : VC_POLICY_LRU;
+	cc.policy = c->policy == VS_POL_FIFO ? VC_POLICY_FIFO :
+		    c->policy == VS_POL_S3FIFO ||
+		    c->policy == VS_POL_S3FIFO_ADMIT ? VC_POLICY_S3FIFO :
+		    c->policy == VS_POL_TINYLFU ? VC_POLICY_TINYLFU :
+		    VC_POLICY_LRU;
 	cc.flags = VC_CFG_NODATA;
 	nblocks = c->cache_bytes / c->block_size;
 	cc.nr_blocks = nblocks;

@@ -11,7 +11,11 @@
 
 #include "trace.h"
 
-enum vs_policy { VS_POL_FIFO, VS_POL_LRU, VS_POL_LRU_ADMIT, VS_POL_NR };
+enum vs_policy {
+	VS_POL_FIFO, VS_POL_LRU, VS_POL_LRU_ADMIT, VS_POL_S3FIFO,
+	VS_POL_S3FIFO_ADMIT, VS_POL_TINYLFU,
+	VS_POL_NR
+};
 enum vs_mode { VS_MODE_WB, VS_MODE_WT, VS_MODE_WA, VS_MODE_NR };
 
 extern const char *const vs_policy_names[VS_POL_NR];

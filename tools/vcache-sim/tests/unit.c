@@ -495,6 +495,54 @@ static void test_gen_distributions(void)
 	CHECK(fabs(top_share(&t, g.blocks, 200) - 0.9) < 0.02);
 	vs_trace_free(&t);
 
+	/* scan: four one-time scans of blocks/5 reads outside the hot set */
+	{
+		uint64_t outside = 0, seen_twice = 0;
+		uint8_t *seen = calloc(g.blocks * 2, 1);
+
+		CHECK(vs_gen_parse_dist("scan:0.9", &g) == 0);
+		CHECK(g.shape == VS_SHAPE_SCAN);
+		memset(&t, 0, sizeof(t));
+		CHECK(vs_gen(&g, &t, err, sizeof(err)) == 0);
+		for (i = 0; i < t.n; i++) {
+			uint64_t blk = t.req[i].off / g.block_size;
+
+			if (blk < g.blocks)
+				continue;
+			outside++;
+			CHECK(t.req[i].op == VS_READ);
+			CHECK(blk < g.blocks + 4 * (g.blocks / 5));
+			seen_twice += seen[blk - g.blocks]++ > 0;
+		}
+		CHECK(outside == 4 * (g.blocks / 5));
+		CHECK(seen_twice == 0);	/* one-time */
+		free(seen);
+		vs_trace_free(&t);
+	}
+	/* shift: the hottest block of phase 0 is cold in phase 1 */
+	{
+		uint64_t *cnt0 = calloc(g.blocks, sizeof(*cnt0));
+		uint64_t *cnt1 = calloc(g.blocks, sizeof(*cnt1));
+		uint64_t top = 0, ph = g.requests / 8;
+
+		CHECK(vs_gen_parse_dist("shift:1.2", &g) == 0);
+		CHECK(g.shape == VS_SHAPE_SHIFT);
+		memset(&t, 0, sizeof(t));
+		CHECK(vs_gen(&g, &t, err, sizeof(err)) == 0);
+		for (i = 0; i < 2 * ph; i++)
+			(i < ph ? cnt0 : cnt1)[t.req[i].off / g.block_size]++;
+		for (i = 0; i < g.blocks; i++)
+			if (cnt0[i] > cnt0[top])
+				top = i;
+		CHECK(cnt0[top] > ph / 20);
+		CHECK(cnt1[top] * 50 < cnt0[top]);
+		free(cnt0);
+		free(cnt1);
+		vs_trace_free(&t);
+	}
+	CHECK(vs_gen_parse_dist("zipf:0.9", &g) == 0 && g.shape == VS_SHAPE_PLAIN);
+	CHECK(vs_gen_parse_dist("scan:", &g) == -1);
+	CHECK(vs_gen_parse_dist("shift:0", &g) == -1);
 	CHECK(vs_gen_parse_dist("pareto:1", &g) == -1);
 	CHECK(vs_gen_parse_dist("zipf:", &g) == -1);
 	CHECK(vs_gen_parse_dist("zipf:-1", &g) == -1);
@@ -732,6 +780,107 @@ static void test_ref_admission(void)
 	CHECK(h.write_hits == 3 && h.fills == 3);
 }
 
+/* The static oracle LFU on a hand example and against OPT. */
+static void test_oracle_lfu(void)
+{
+	static const uint32_t seq[] = { 0, 0, 0, 1, 1, 2, 1, 0 };
+	struct vs_blocks b = { .n = 8, .nids = 3, .nids_rw = 3 };
+	uint8_t ops[8] = { 0 };
+	struct vs_hits h, ob;
+	int iter, bad = 0;
+
+	b.id = (uint32_t *)seq;
+	b.op = ops;
+	/* keeps 0 (4 accesses): 3 hits, one fetch */
+	CHECK(vs_oracle_lfu(&b, 1, &h) == 0);
+	CHECK(h.read_hits == 3 && h.fills == 1 && h.read_acc == 8);
+	/* keeps 0 and 1: 3 + 2 hits */
+	CHECK(vs_oracle_lfu(&b, 2, &h) == 0);
+	CHECK(h.read_hits == 5 && h.fills == 2);
+	CHECK(vs_oracle_lfu(&b, 0, &h) == 0 && h.read_hits == 0);
+	/*
+	 * Never above OPT with optional admission (it is such a policy),
+	 * on traces without discards (the oracle ignores them).
+	 */
+	for (iter = 0; iter < 200; iter++) {
+		unsigned int cap = rnd(8);
+
+		random_blocks(&b, 300, 1 + rnd(30), false);
+		CHECK(vs_oracle_lfu(&b, cap, &h) == 0);
+		CHECK(vs_opt(&b, cap, 1, &ob) == 0);
+		bad += h.read_hits + h.write_hits >
+		       ob.read_hits + ob.write_hits;
+		vs_blocks_free(&b);
+	}
+	CHECK(bad == 0);
+}
+
+/* Exact LFU: the heap version against a naive scan of the residents. */
+static uint64_t naive_lfu(const struct vs_blocks *b, unsigned int cap)
+{
+	uint32_t slot[64], cnt[64] = { 0 };
+	uint64_t last[64], t = 0, hits = 0;
+	unsigned int used = 0, j, v;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		uint32_t id = b->id[i];
+
+		for (j = 0; j < used; j++)
+			if (slot[j] == id)
+				break;
+		if (b->op[i] == VS_DISCARD) {
+			if (j < used) {
+				slot[j] = slot[used - 1];
+				last[j] = last[used - 1];
+				used--;
+			}
+			continue;
+		}
+		cnt[id]++;
+		t++;
+		if (j < used) {
+			hits++;
+			last[j] = t;
+			continue;
+		}
+		if (!cap)
+			continue;
+		if (used == cap) {
+			for (v = 0, j = 1; j < used; j++)
+				if (cnt[slot[j]] < cnt[slot[v]] ||
+				    (cnt[slot[j]] == cnt[slot[v]] &&
+				     last[j] < last[v]))
+					v = j;
+			if (cnt[id] <= cnt[slot[v]])
+				continue;
+			slot[v] = slot[used - 1];
+			last[v] = last[used - 1];
+			used--;
+		}
+		slot[used] = id;
+		last[used++] = t;
+	}
+	return hits;
+}
+
+static void test_ref_lfu(void)
+{
+	int iter, bad = 0;
+
+	for (iter = 0; iter < 300; iter++) {
+		struct vs_blocks b;
+		struct vs_hits h;
+		unsigned int cap = rnd(20);
+
+		random_blocks(&b, 2000, 1 + rnd(40), iter & 1);
+		CHECK(vs_refsim(&b, cap, VS_REF_LFU, &h) == 0);
+		bad += h.read_hits + h.write_hits != naive_lfu(&b, cap);
+		vs_blocks_free(&b);
+	}
+	CHECK(bad == 0);
+}
+
 /* OPT bounds every policy, and OPT with bypass bounds OPT. */
 static void test_opt_bounds(void)
 {
@@ -831,6 +980,8 @@ int main(void)
 		{ "refsim_vs_naive", test_refsim },
 		{ "ref_admission_models", test_ref_admission },
 		{ "opt_bounds", test_opt_bounds },
+		{ "oracle_lfu", test_oracle_lfu },
+		{ "ref_lfu_vs_naive", test_ref_lfu },
 		{ "util", test_util },
 	};
 	unsigned int i, passed = 0, failed = 0;
