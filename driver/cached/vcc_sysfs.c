@@ -180,15 +180,7 @@ bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count,
 	return true;
 }
 
-const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS] = {
-	[VCACHE_LAT_READ_HIT] = "read_hit",
-	[VCACHE_LAT_READ_MISS] = "read_miss",
-	[VCACHE_LAT_WRITE_HIT] = "write_hit",
-	[VCACHE_LAT_WRITE_MISS] = "write_miss",
-	[VCACHE_LAT_BYPASS] = "bypass",
-	[VCACHE_LAT_WRITEBACK] = "writeback",
-	[VCACHE_LAT_FLUSH] = "flush",
-};
+const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS] = VCACHE_LAT_PATH_NAMES;
 
 /* --------------------------------------------------------------- /proc */
 /* "backing0.read_hits 12": the counters of each backing device */

@@ -400,6 +400,17 @@ enum vcache_lat_path {
 	VCACHE_NR_LAT_PATHS
 };
 
+/* Names in enum order: const char *n[] = VCACHE_LAT_PATH_NAMES; */
+#define VCACHE_LAT_PATH_NAMES {						\
+	[VCACHE_LAT_READ_HIT] = "read_hit",				\
+	[VCACHE_LAT_READ_MISS] = "read_miss",				\
+	[VCACHE_LAT_WRITE_HIT] = "write_hit",				\
+	[VCACHE_LAT_WRITE_MISS] = "write_miss",				\
+	[VCACHE_LAT_BYPASS] = "bypass",					\
+	[VCACHE_LAT_WRITEBACK] = "writeback",				\
+	[VCACHE_LAT_FLUSH] = "flush",					\
+}
+
 /* In each path nest of VCACHE_A_LATENCY: */
 enum vcache_lat_attr {
 	VCACHE_L_UNSPEC,

@@ -9,15 +9,7 @@
 
 static const char *const stat_names[VCC_NR_S] = VCACHE_STAT_NAMES;
 
-static const char *const lat_names[VCACHE_NR_LAT_PATHS] = {
-	[VCACHE_LAT_READ_HIT] = "read_hit",
-	[VCACHE_LAT_READ_MISS] = "read_miss",
-	[VCACHE_LAT_WRITE_HIT] = "write_hit",
-	[VCACHE_LAT_WRITE_MISS] = "write_miss",
-	[VCACHE_LAT_BYPASS] = "bypass",
-	[VCACHE_LAT_WRITEBACK] = "writeback",
-	[VCACHE_LAT_FLUSH] = "flush",
-};
+static const char *const lat_names[VCACHE_NR_LAT_PATHS] = VCACHE_LAT_PATH_NAMES;
 
 const char *vcc_lat_path_name(int path)
 {
