@@ -734,7 +734,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
 	st->lost_marked = (u64)vc_atomic64_read(&c->nr_lost);
 	st->block_size = c->block_size;
-	st->elapsed_ns = vc_now_ns() - vc_load_u64(&c->stats_since_ns);
+	st->elapsed_ns = vc_cache_stats_elapsed_ns(c);
 	st->mem_bytes = c->mem_bytes;
 	st->mem_millibytes_per_block = vc_cache_mem_bytes_per_block(c->nr_blocks);
 	st->mode = (u32)vc_effective_mode(c);
@@ -761,6 +761,11 @@ void vc_cache_reset_stats(struct vc_cache *c)
 	vc_pcpu_reset(&c->dst);
 	vc_pcpu_reset(&c->lat);
 	vc_store_u64(&c->stats_since_ns, vc_now_ns());
+}
+
+u64 vc_cache_stats_elapsed_ns(struct vc_cache *c)
+{
+	return vc_now_ns() - vc_load_u64(&c->stats_since_ns);
 }
 
 void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,

@@ -435,6 +435,8 @@ void vc_cache_reset_stats(struct vc_cache *c);
  */
 void vc_cache_get_dev_stats(struct vc_cache *c, u32 dev,
 			    struct vc_dev_stats *st);
+/* The time the counters cover: since load or the last reset. */
+u64 vc_cache_stats_elapsed_ns(struct vc_cache *c);
 
 /*
  * The latency histogram of @path: @buckets[VC_LAT_BUCKETS] gets the

@@ -146,7 +146,6 @@ void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v)
 {
 	struct vc_cache *e = READ_ONCE(c->engine);
 	struct vc_dev_stats ds;
-	struct vc_stats *st;
 
 	memset(v, 0, sizeof(u64) * (VCACHE_S_MAX + 1));
 	if (!e)
@@ -154,12 +153,7 @@ void vcc_dev_stats_fill(struct vcc_cache *c, u32 id, u64 *v)
 	vc_cache_get_dev_stats(e, id, &ds);
 	vcc_dev_part(v, &ds);
 	v[VCACHE_S_DIRTY_BYTES] = vcc_dev_dirty_bytes(c, id);
-	st = kmalloc_obj(*st, GFP_KERNEL);
-	if (st) {
-		vc_cache_get_stats(e, st);
-		v[VCACHE_S_ELAPSED_NS] = st->elapsed_ns;
-		kfree(st);
-	}
+	v[VCACHE_S_ELAPSED_NS] = vc_cache_stats_elapsed_ns(e);
 }
 
 /* The histogram of @path: false (buckets zero) without an engine. */
