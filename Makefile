@@ -24,11 +24,11 @@ KVER ?= $(shell ls /lib/modules 2>/dev/null | grep -E 'amd64$$' | sort -V | tail
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
-.PHONY: all deps deps-kernels module firmware cache tools check check-fast \
-	check-kernels demo \
+.PHONY: all deps deps-kernels module firmware cache tools hdd-model check \
+	check-fast check-kernels demo bench \
 	bench-card bench-cache bench-engine checkpatch clean
 
-all: module firmware tools
+all: module firmware tools hdd-model
 
 deps:
 	@scripts/deps.sh
@@ -45,6 +45,9 @@ firmware:
 
 cache:
 	$(MAKE) -C cache
+
+hdd-model:
+	$(MAKE) -C tests/hdd-model
 
 tools: cache
 	$(MAKE) -C tools/vcache-sim

@@ -18,6 +18,7 @@ pkgs=(
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev debootstrap
+	nbdkit nbdkit-plugin-dev python3-matplotlib
 )
 
 missing=()
