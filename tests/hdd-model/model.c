@@ -331,8 +331,10 @@ static uint64_t cost(const struct hdd *h, uint64_t now,
 {
 	uint64_t done;
 
+	/* positioning only: a read the head is already reading ahead
+	 * costs nothing to reach (its transfer is not positioning) */
 	if (ra_serves(h, now, r, &done))
-		return done - now;
+		return h->p.overhead_ns;
 	return overhead(h, r) + hdd_position_ns(h, now + overhead(h, r),
 						 r->lba);
 }

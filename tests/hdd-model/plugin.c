@@ -231,9 +231,13 @@ static void *actuator_main(void *arg)
 		sleep_until(done);
 		pthread_mutex_lock(&lock);
 		hdd_done(&disk, r);
-		if (r->op == HDD_DESTAGE)
+		if (r->op == HDD_DESTAGE) {
 			free(r);
-		pthread_cond_broadcast(&cv_done);
+			/* cache space and flushes wait for destages */
+			pthread_cond_broadcast(&cv_done);
+		} else {
+			pthread_cond_signal(r->priv);
+		}
 	}
 	pthread_mutex_unlock(&lock);
 	return NULL;
@@ -303,9 +307,11 @@ static int hddmodel_can_trim(void *h)
 /* Serve one media operation through the actuator; wait for it. */
 static void media(enum hdd_op op, uint64_t off, uint32_t count)
 {
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 	struct hdd_req r;
 
 	memset(&r, 0, sizeof(r));
+	r.priv = &cv;
 	r.op = op;
 	r.lba = off / 512;
 	r.nsect = (off % 512 + count + 511) / 512;
@@ -314,8 +320,9 @@ static void media(enum hdd_op op, uint64_t off, uint32_t count)
 	hdd_enqueue(&disk, &r);
 	pthread_cond_signal(&cv_work);
 	while (!r.done)
-		pthread_cond_wait(&cv_done, &lock);
+		pthread_cond_wait(&cv, &lock);
 	pthread_mutex_unlock(&lock);
+	pthread_cond_destroy(&cv);
 }
 
 static int hddmodel_pread(void *h, void *buf, uint32_t count, uint64_t off,
