@@ -15,6 +15,16 @@ RT = int(os.environ.get("VC_VAL_RUNTIME", "20"))
 PARTS = os.environ.get("VC_VAL_PARTS", "reads,sweep").split(",")
 
 
+def model_stats():
+    """The disk model's statistics (the run directory is shared)."""
+    try:
+        with open(os.path.join(os.environ["VC_RUN_DIR"],
+                               "hdd-stats.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def fio(name, *opts, runtime=RT):
     cmd = ["fio", f"--name={name}", f"--filename={HDD}", "--direct=1",
            "--ioengine=libaio", "--time_based", f"--runtime={runtime}",
@@ -28,16 +38,30 @@ def fio(name, *opts, runtime=RT):
     j = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]
     rd, wr = j["read"], j["write"]
     return {"read_iops": rd["iops"], "write_iops": wr["iops"],
+            "read_lat_us": rd["clat_ns"]["mean"] / 1000,
             "read_bw": rd["bw_bytes"], "ios": rd["total_ios"] + wr["total_ios"],
             "wall_s": wall}
 
 
 res = {}
 if "reads" in PARTS:
+    time.sleep(1.2)
+    m0 = model_stats()
     r = fio("rr1", "--rw=randread", "--bs=4k", "--iodepth=1")
+    time.sleep(1.2)
+    m1 = model_stats()
     res["randread_qd1_iops"] = r["read_iops"]
     print(f"4K random read QD1:  {r['read_iops']:6.0f} IOPS (published "
           "7200 rpm: 80-120)", flush=True)
+    if m0 and m1 and m1["media_ops"] > m0["media_ops"]:
+        svc = ((m1["busy_ns"] - m0["busy_ns"]) /
+               (m1["media_ops"] - m0["media_ops"]) / 1000)
+        res["qd1_model_service_us"] = svc
+        res["qd1_fio_latency_us"] = r["read_lat_us"]
+        print(f"  the model's service time {svc / 1000:.2f} ms per read, "
+              f"fio saw {r['read_lat_us'] / 1000:.2f} ms: the VM path "
+              f"(TCG guest, virtio, QEMU NBD client, nbdkit) adds "
+              f"{(r['read_lat_us'] - svc) / 1000:.2f} ms", flush=True)
     r = fio("rr32", "--rw=randread", "--bs=4k", "--iodepth=32")
     res["randread_qd32_iops"] = r["read_iops"]
     print(f"4K random read QD32: {r['read_iops']:6.0f} IOPS (NCQ: 150-250)",
