@@ -12,6 +12,9 @@
 #   make check-kernels build the module on every supported kernel
 #                      (scripts/kernels.sh) and run the driver's VM suite and
 #                      the smoke test on each; one table
+#   make bench         vcache vs bcache, dm-cache, dm-writecache on the
+#                      throttled HDD and the seek model (bench/README.md;
+#                      BENCH_OPTS=--quick for short windows)
 #   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
 #   make bench-cache   4K read hits on the cached device vs the raw card and
 #                      vs bcache on the same card; metadata writes per write
@@ -67,6 +70,11 @@ check-kernels: deps-kernels all
 
 demo: deps all
 	@scripts/demo.sh
+
+# vcache vs bcache, dm-cache, dm-writecache on the throttled HDD and the
+# seek model; BENCH_OPTS=--quick for short windows (bench/README.md)
+bench: deps all
+	@bench/run $(BENCH_OPTS)
 
 bench-card: deps all
 	@tests/vm/bench-card
