@@ -11,8 +11,10 @@ import sys
 PEERS = ("bcache", "dmcache", "dmwc")
 LABEL = {"hdd": "HDD alone", "vcache": "vcache", "bcache": "bcache",
          "dmcache": "dm-cache (smq)", "dmwc": "dm-writecache",
-         "vcache-fp30": "vcache, 30 s flush period"}
-ORDER = ("vcache", "bcache", "dmcache", "dmwc", "hdd", "vcache-fp30")
+         "vcache-fp30": "vcache, 30 s flush period",
+         "vcache-thr": "vcache, no flush period"}
+ORDER = ("vcache", "bcache", "dmcache", "dmwc", "hdd", "vcache-fp30",
+         "vcache-thr")
 
 
 def load(d):
@@ -164,7 +166,7 @@ def targets(res):
                      f"{'MET' if q >= 0.95 else 'MISSED'} (QD32 {q:.2f}, "
                      f"QD1 {q1:.2f})")
     fp = res.get(("seek", "vcache-fp30"), {}).get("oltp")
-    th = res.get(("seek", "vcache"), {}).get("oltp")
+    th = res.get(("seek", "vcache-thr"), {}).get("oltp")
     if fp and th:
         L.append(f"- flush-period steadiness (seek model): CV of the 10 s "
                  f"IOPS {fmt(fp['cv_10s'], '.3f')} with a 30 s flush "
