@@ -153,8 +153,10 @@ def setup():
     region = linear("vcregion", CARD, 0, CSIZE)
     if CACHE == "bcache":
         sh("modprobe", "bcache", check=False)
-        sh("make-bcache", "--block", "4k", "--wipe-bcache", "--writeback",
-           "-C", region, "-B", HDD)
+        # 64 KiB buckets: bcache wants >= 1024 of them (the default
+        # 512 KiB gives 256 on a 128 MiB region: "nbuckets is too small")
+        sh("make-bcache", "--block", "4k", "--bucket", "64k",
+           "--wipe-bcache", "--writeback", "-C", region, "-B", HDD)
         sh("udevadm", "settle", check=False)
         for dev in (region, HDD):
             try:
