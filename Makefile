@@ -12,6 +12,9 @@
 #   make check-kernels build the module on every supported kernel
 #                      (scripts/kernels.sh) and run the driver's VM suite and
 #                      the smoke test on each; one table
+#   make bench         vcache vs bcache, dm-cache, dm-writecache on the
+#                      throttled HDD and the seek model (bench/README.md;
+#                      BENCH_OPTS=--quick for short windows)
 #   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
 #   make bench-cache   4K read hits on the cached device vs the raw card and
 #                      vs bcache on the same card; metadata writes per write
@@ -24,11 +27,11 @@ KVER ?= $(shell ls /lib/modules 2>/dev/null | grep -E 'amd64$$' | sort -V | tail
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
-.PHONY: all deps deps-kernels module firmware cache tools check check-fast \
-	check-kernels demo \
+.PHONY: all deps deps-kernels module firmware cache tools hdd-model check \
+	check-fast check-kernels demo bench \
 	bench-card bench-cache bench-engine checkpatch clean
 
-all: module firmware tools
+all: module firmware tools hdd-model
 
 deps:
 	@scripts/deps.sh
@@ -45,6 +48,9 @@ firmware:
 
 cache:
 	$(MAKE) -C cache
+
+hdd-model:
+	$(MAKE) -C tests/hdd-model
 
 tools: cache
 	$(MAKE) -C tools/vcache-sim
@@ -65,6 +71,11 @@ check-kernels: deps-kernels all
 
 demo: deps all
 	@scripts/demo.sh
+
+# vcache vs bcache, dm-cache, dm-writecache on the throttled HDD and the
+# seek model; BENCH_OPTS=--quick for short windows (bench/README.md)
+bench: deps all
+	@bench/run $(BENCH_OPTS)
 
 bench-card: deps all
 	@tests/vm/bench-card

@@ -19,6 +19,7 @@ pkgs=(
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev debootstrap
 	tmux prometheus python3-jsonschema
+	nbdkit nbdkit-plugin-dev python3-matplotlib
 )
 
 missing=()

@@ -20,6 +20,7 @@ suites=(
 	"build|make -s all"
 	"cache|make -s -C cache check"
 	"firmware-sim|make -s -C firmware-sim check"
+	"hdd-model|make -s -C tests/hdd-model check"
 	"vcache-sim|make -s -C tools/vcache-sim check"
 	"vcache-config|make -s -C tools/vcache-config check"
 	"vcache-monitor|make -s -C tools/vcache-monitor check"

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench/report.py RESULTS_DIR: the markdown table (table.md), the PNG
+plots and the targets of `make bench` from the result.json of every
+configuration in RESULTS_DIR.  Prints the table and each target as MET or
+MISSED; exits 0 either way (a missed target is a figure, not a crash)."""
+import json
+import os
+import sys
+
+PEERS = ("bcache", "dmcache", "dmwc")
+LABEL = {"hdd": "HDD alone", "vcache": "vcache", "bcache": "bcache",
+         "dmcache": "dm-cache (smq)", "dmwc": "dm-writecache",
+         "vcache-fp30": "vcache, 30 s flush period",
+         "vcache-thr": "vcache, no flush period"}
+ORDER = ("vcache", "bcache", "dmcache", "dmwc", "hdd", "vcache-fp30",
+         "vcache-thr")
+
+
+def load(d):
+    res = {}
+    for name in sorted(os.listdir(d)):
+        f = os.path.join(d, name, "result.json")
+        if os.path.exists(f):
+            with open(f) as fh:
+                r = json.load(fh)
+            res[(r["disk"], r["cache"])] = r
+    return res
+
+
+def fmt(v, spec=".0f", none="-"):
+    if v is None:
+        return none
+    return format(v, spec)
+
+
+def pct(v):
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def table(res, cond):
+    L = []
+    disks = [d for d in ("throttled", "seek")
+             if any(k[0] == d for k in res)]
+    q = "quick" if cond.get("quick") else "full"
+    L.append(f"Run: {cond.get('started', '?')} ({q}: cache "
+             f"{cond.get('csize', 0) >> 20} MiB, data 10x, warm-up "
+             f"{cond.get('warm')} s discarded, measured {cond.get('meas')} "
+             f"s, drain limit {cond.get('drain')} s)\n")
+    for disk in disks:
+        L.append(f"### OLTP mix on the {disk} HDD (fio randrw 75/25, 4 KiB, "
+                 "zipf 1.1, QD16)\n")
+        L.append("| cache | IOPS | read | write | read p50/p99/p99.9 us | "
+                 "write p99 us | read hit | write hit | HDD I/O per I/O | "
+                 "flash B per I/O | CV 10 s | drain s | drain MB/s |")
+        L.append("|---|" + "---:|" * 12)
+        for c in ORDER:
+            r = res.get((disk, c))
+            if not r:
+                continue
+            o = r.get("oltp")
+            if not o:
+                L.append(f"| {LABEL[c]} | not measured: "
+                         f"{'; '.join(r.get('errors', []))[:200]} |")
+                continue
+            dr = r.get("drain", {})
+            ds = dr.get("seconds")
+            dtxt = (fmt(ds, ".1f") if ds is not None else
+                    (f">{r['drain_limit_s']}" if dr else "-"))
+            rl, wl = o["read_lat"], o["write_lat"]
+            L.append(
+                f"| {LABEL[c]} | {o['iops']:.0f} | {o['read_iops']:.0f} | "
+                f"{o['write_iops']:.0f} | {rl['p50_us']:.0f}/"
+                f"{rl['p99_us']:.0f}/{rl['p999_us']:.0f} | "
+                f"{wl['p99_us']:.0f} | {pct(o['read_hit_ratio'])} | "
+                f"{pct(o['write_hit_ratio'])} | "
+                f"{fmt(o['backing_ios_per_host_io'], '.3f')} | "
+                f"{fmt(o['flash_bytes_per_host_io'], '.0f')} | "
+                f"{fmt(o['cv_10s'], '.3f')} | {dtxt} | "
+                f"{fmt(dr.get('backing_write_bps', None) and dr['backing_write_bps'] / 1e6, '.2f')} |")
+        L.append("")
+    hits = [(k, r) for k, r in res.items() if r.get("hit")]
+    if hits:
+        L.append("### Hit path (4 KiB randread, every block cached, "
+                 "alternated with the raw card)\n")
+        L.append("| cache | QD1 IOPS | raw card | ratio | QD32 IOPS | "
+                 "raw card | ratio | HDD reads |")
+        L.append("|---|" + "---:|" * 7)
+        for c in ORDER:
+            for (d, cc), r in hits:
+                if cc != c:
+                    continue
+                h = r["hit"]
+                L.append(f"| {LABEL[c]} | {h['qd1']['iops']:.0f} | "
+                         f"{h['qd1']['raw_iops']:.0f} | "
+                         f"{h['qd1']['ratio']:.2f} | {h['qd32']['iops']:.0f}"
+                         f" | {h['qd32']['raw_iops']:.0f} | "
+                         f"{h['qd32']['ratio']:.2f} | "
+                         f"{h['qd1']['hdd_reads'] + h['qd32']['hdd_reads']}"
+                         " |")
+        L.append("")
+    ceil = [(k, r) for k, r in res.items() if r.get("ceilings")]
+    if ceil:
+        L.append("### Raw ceilings\n")
+        L.append("| disk | card randread QD1 | QD32 | card randwrite QD32 | "
+                 "HDD randread QD1 | QD32 | HDD randwrite QD16 | "
+                 "HDD seq read MB/s |")
+        L.append("|---|" + "---:|" * 7)
+        for (d, _), r in sorted(ceil):
+            c = r["ceilings"]
+            L.append(f"| {d} | {c['card_randread_qd1_iops']:.0f} | "
+                     f"{c['card_randread_qd32_iops']:.0f} | "
+                     f"{c['card_randwrite_qd32_iops']:.0f} | "
+                     f"{c['hdd_randread_qd1_iops']:.0f} | "
+                     f"{c['hdd_randread_qd32_iops']:.0f} | "
+                     f"{c['hdd_randwrite_qd16_iops']:.0f} | "
+                     f"{c['hdd_seqread_bps'] / 1e6:.0f} |")
+        L.append("")
+    return L
+
+
+def targets(res):
+    L = ["### Targets\n"]
+    for disk in ("throttled", "seek"):
+        v = res.get((disk, "vcache"), {}).get("oltp")
+        peers = {c: res.get((disk, c), {}).get("oltp") for c in PEERS}
+        peers = {c: o["iops"] for c, o in peers.items() if o}
+        if not v or not peers:
+            L.append(f"- OLTP on the {disk} HDD: NOT MEASURED")
+            continue
+        best = max(peers, key=peers.get)
+        ratio = v["iops"] / peers[best] if peers[best] else 0
+        L.append(f"- OLTP mix on the {disk} HDD, vcache >= 1.5x the best "
+                 f"peer: {'MET' if ratio >= 1.5 else 'MISSED'} (vcache "
+                 f"{v['iops']:.0f} IOPS, best peer {LABEL[best]} "
+                 f"{peers[best]:.0f}: {ratio:.2f}x)")
+    v = res.get(("seek", "vcache"), {}).get("drain")
+    b = res.get(("seek", "bcache"), {}).get("drain")
+    if v and b:
+        vs, bs = v["seconds"], b["seconds"]
+        lim = res[("seek", "bcache")]["drain_limit_s"]
+        vr = v["dirty_bytes_at_start"] / vs if vs else None
+        br = (b["dirty_bytes_at_start"] / bs if bs else None)
+        if vs is None:
+            verdict, why = "MISSED", "vcache did not finish"
+        elif bs is None:
+            verdict, why = "MET", f"bcache did not finish in {lim} s"
+            verdict = "MET" if 2 * vs <= lim else "MISSED"
+        else:
+            verdict = "MET" if 2 * vs <= bs else "MISSED"
+            why = f"{bs / vs:.2f}x" if vs else "-"
+        L.append(f"- drain on the seek model, vcache >= 2x faster than "
+                 f"bcache: {verdict} (vcache {fmt(vs, '.1f', 'unfinished')}"
+                 f" s for {v['dirty_bytes_at_start'] >> 20} MiB dirty, "
+                 f"bcache {fmt(bs, '.1f', 'unfinished')} s for "
+                 f"{b['dirty_bytes_at_start'] >> 20} MiB: {why}; dirty "
+                 f"bytes cleaned per second: vcache {fmt(vr and vr / 1e6, '.2f')}"
+                 f" MB/s, bcache {fmt(br and br / 1e6, '.2f')} MB/s)")
+    else:
+        L.append("- drain on the seek model: NOT MEASURED")
+    for (d, c), r in res.items():
+        if c == "vcache" and r.get("hit"):
+            q = r["hit"]["qd32"]["ratio"]
+            q1 = r["hit"]["qd1"]["ratio"]
+            L.append(f"- hit path >= 0.95 of the raw card: "
+                     f"{'MET' if q >= 0.95 else 'MISSED'} (QD32 {q:.2f}, "
+                     f"QD1 {q1:.2f})")
+    fp = res.get(("seek", "vcache-fp30"), {}).get("oltp")
+    th = res.get(("seek", "vcache-thr"), {}).get("oltp")
+    if fp and th:
+        L.append(f"- flush-period steadiness (seek model): CV of the 10 s "
+                 f"IOPS {fmt(fp['cv_10s'], '.3f')} with a 30 s flush "
+                 f"period, {fmt(th['cv_10s'], '.3f')} with threshold-only "
+                 f"cleaning (IOPS {fp['iops']:.0f} vs {th['iops']:.0f})")
+    return L
+
+
+def plots(res, d):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return [f"(no plots: matplotlib missing: {e})"]
+    made = []
+    for disk in ("throttled", "seek"):
+        rs = {c: res[(disk, c)] for c in ORDER if (disk, c) in res}
+        if not rs:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for c, r in rs.items():
+            s = (r.get("oltp") or {}).get("iops_10s")
+            if s:
+                ax.plot([10 * (i + 1) for i in range(len(s))], s,
+                        marker="o", label=LABEL[c])
+        ax.set_xlabel("s into the measured window")
+        ax.set_ylabel("IOPS (10 s mean)")
+        ax.set_yscale("log")
+        ax.set_title(f"OLTP mix, {disk} HDD: IOPS over time")
+        ax.legend(fontsize=8)
+        p = os.path.join(d, f"iops-{disk}.png")
+        fig.tight_layout()
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        names = [c for c in rs if rs[c].get("oltp")]
+        w = 0.25
+        for i, (k, lab) in enumerate((("p50_us", "p50"), ("p99_us", "p99"),
+                                      ("p999_us", "p99.9"))):
+            ax.bar([j + (i - 1) * w for j in range(len(names))],
+                   [rs[c]["oltp"]["read_lat"][k] / 1000 for c in names], w,
+                   label=f"read {lab}")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([LABEL[c] for c in names], fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("read latency, ms")
+        ax.set_title(f"OLTP mix, {disk} HDD: read latency percentiles")
+        ax.legend(fontsize=8)
+        p = os.path.join(d, f"latency-{disk}.png")
+        fig.tight_layout()
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for c, r in rs.items():
+            cv = (r.get("drain") or {}).get("curve")
+            if cv:
+                ax.plot([x[0] for x in cv], [x[1] / 2**20 for x in cv],
+                        label=LABEL[c])
+        ax.set_xlabel("s after the mix")
+        ax.set_ylabel("dirty MiB")
+        ax.set_title(f"Drain, {disk} HDD")
+        ax.legend(fontsize=8)
+        p = os.path.join(d, f"drain-{disk}.png")
+        fig.tight_layout()
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+    return made
+
+
+def main():
+    d = sys.argv[1]
+    res = load(d)
+    cond = {}
+    if os.path.exists(os.path.join(d, "conditions.json")):
+        with open(os.path.join(d, "conditions.json")) as f:
+            cond = json.load(f)
+    L = table(res, cond) + targets(res)
+    errs = [f"- {k[0]}/{k[1]}: {e}" for k, r in res.items()
+            for e in r.get("errors", [])]
+    if errs:
+        L += ["", "### Errors", ""] + errs
+    made = plots(res, d)
+    L += ["", "Plots: " + ", ".join(os.path.relpath(p, d) for p in made)
+          if made and not made[0].startswith("(") else str(made)]
+    text = "\n".join(L) + "\n"
+    with open(os.path.join(d, "table.md"), "w") as f:
+        f.write(text)
+    summary = {f"{k[0]}-{k[1]}": {kk: v for kk, v in r.items()
+                                  if kk in ("oltp", "drain", "hit",
+                                            "ceilings", "errors")}
+               for k, r in res.items()}
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

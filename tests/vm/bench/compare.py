@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest part of `make bench` (bench/run): one configuration per boot.
+
+VC_BM_CACHE  vcache | vcache-fp30 | vcache-thr | bcache | dmcache | dmwc |
+             hdd  (vcache: defaults, write-back; -fp30: 30 s flush period;
+             -thr: no flush period, threshold-only cleaning)
+VC_BM_DISK   throttled | seek (for the record; the runner chose the disk)
+VC_BM_CSIZE  cache size in bytes (the same card region for every cache)
+VC_BM_WARM, VC_BM_MEAS, VC_BM_DRAIN  seconds: warm-up (discarded),
+             measured window, drain limit
+VC_BM_HIT    1: the hit path first (4K randread QD1/QD32, every block
+             cached, alternated with the raw card)
+VC_BM_HITRT  seconds per hit-path / ceiling run
+Every fio JSON and iops log goes to $VC_RUN_DIR/out/, the summary to
+$VC_RUN_DIR/out/result.json.  A step that breaks is recorded in "errors"
+and the rest carries on; the exit status is 1 if anything broke."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+CACHE = os.environ.get("VC_BM_CACHE", "vcache")
+DISK = os.environ.get("VC_BM_DISK", "?")
+CSIZE = int(os.environ.get("VC_BM_CSIZE", str(128 << 20)))
+WARM = int(os.environ.get("VC_BM_WARM", "300"))
+MEAS = int(os.environ.get("VC_BM_MEAS", "300"))
+DRAIN = int(os.environ.get("VC_BM_DRAIN", "600"))
+HIT = os.environ.get("VC_BM_HIT", "0") == "1"
+HITRT = int(os.environ.get("VC_BM_HITRT", "10"))
+HITREPS = int(os.environ.get("VC_BM_HITREPS", "2"))
+RUN = os.environ["VC_RUN_DIR"]
+OUT = os.path.join(RUN, "out")
+CARD = "/dev/vflash0"
+HDD = os.environ.get("VC_HDD", "")
+DATA = 10 * CSIZE
+HIT_AREA = 32 << 20
+RAW_OFF = 768 << 20         # raw card test area, beyond every cache region
+META = 16 << 20             # dm-cache metadata, right after the region
+NAME = "bench"
+res = {"cache": CACHE, "disk": DISK, "cache_bytes": CSIZE,
+       "data_bytes": DATA, "warm_s": WARM, "meas_s": MEAS,
+       "drain_limit_s": DRAIN, "errors": []}
+os.makedirs(OUT, exist_ok=True)
+
+
+def log(msg):
+    print(f"# [{CACHE}/{DISK}] {msg}", flush=True)
+
+
+def sh(*cmd, check=True, timeout=900):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: "
+                           f"{(r.stderr or r.stdout).strip()}")
+    return r
+
+
+def sysw(path, val):
+    with open(path, "w") as f:
+        f.write(str(val))
+
+
+def sysr(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def wait_for(path, secs=30):
+    for _ in range(secs * 10):
+        if os.path.exists(path):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def fio(tag, dev, *opts, runtime=None, logs=False):
+    """fio, JSON kept in OUT/tag.json; returns the job's JSON."""
+    cmd = ["fio", f"--name={tag}", f"--filename={dev}", "--direct=1",
+           "--ioengine=libaio", "--output-format=json",
+           f"--output={OUT}/{tag}.json", "--randrepeat=0",
+           "--percentile_list=50:99:99.9", *opts]
+    if runtime:
+        cmd += ["--time_based", f"--runtime={runtime}"]
+    if logs:
+        cmd += [f"--write_iops_log={OUT}/{tag}", "--log_avg_msec=10000"]
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=(runtime or 0) + 900)
+    if r.returncode:
+        raise RuntimeError(f"fio {tag} on {dev}: {r.stderr.strip()[-300:]}")
+    with open(f"{OUT}/{tag}.json") as f:
+        txt = f.read()
+    return json.loads(txt[txt.index("{"):])["jobs"][0]
+
+
+def lat(d):
+    p = d["clat_ns"].get("percentile", {})
+    return {k: p.get(v, 0) / 1000.0 for k, v in
+            (("p50_us", "50.000000"), ("p99_us", "99.000000"),
+             ("p999_us", "99.900000"))}
+
+
+def disk_stat(dev):
+    """(reads, writes, sectors written) of a whole disk."""
+    name = os.path.basename(os.path.realpath(dev))
+    f = sysr(f"/sys/block/{name}/stat").split()
+    return int(f[0]), int(f[4]), int(f[6])
+
+
+def card_bytes_written():
+    r = sh("vcfw", "stats", "--json", check=False)
+    try:
+        return json.loads(r.stdout[r.stdout.index("{"):])["bytes_written"]
+    except (ValueError, KeyError):
+        return None
+
+
+# ------------------------------------------------------------ the caches
+def linear(name, dev, off, size):
+    sh("dmsetup", "create", name, "--noudevsync", "--table",
+       f"0 {size // 512} linear {dev} {off // 512}")
+    p = f"/dev/mapper/{name}"
+    if not wait_for(p, 5):
+        sh("dmsetup", "mknodes", name, check=False)
+    return p
+
+
+def hdd_sectors():
+    return int(sh("blockdev", "--getsz", HDD).stdout)
+
+
+def setup():
+    """Create the cache; returns the device to benchmark."""
+    if CACHE.startswith("vcache"):
+        cmd = ["vcache-config", "create", NAME, "--cache", CARD, "--size",
+               str(CSIZE), "--backing", HDD, "--mode", "wb"]
+        if CACHE == "vcache-fp30":
+            cmd += ["--flush-period", "30"]
+        elif CACHE == "vcache-thr":
+            cmd += ["--flush-period", "off"]
+        sh(*cmd)
+        sh("udevadm", "settle", check=False)
+        dev = f"/dev/vcache/{NAME}"
+        if not wait_for(dev, 10):
+            raise RuntimeError(f"{dev} did not appear")
+        res["settings"] = vc_show().get("params", {})
+        return dev
+    if CACHE == "hdd":
+        return HDD
+    region = linear("vcregion", CARD, 0, CSIZE)
+    if CACHE == "bcache":
+        sh("modprobe", "bcache", check=False)
+        # 64 KiB buckets: bcache wants >= 1024 of them (the default
+        # 512 KiB gives 256 on a 128 MiB region: "nbuckets is too small")
+        sh("make-bcache", "--block", "4k", "--bucket", "64k",
+           "--wipe-bcache", "--writeback", "-C", region, "-B", HDD)
+        sh("udevadm", "settle", check=False)
+        for dev in (region, HDD):
+            try:
+                sysw("/sys/fs/bcache/register", dev)
+            except OSError:
+                pass
+        if not wait_for("/sys/block/bcache0/bcache/cache", 30):
+            raise RuntimeError("bcache0 did not attach to its cache set")
+        b = "/sys/block/bcache0/bcache"
+        cset = os.path.realpath(f"{b}/cache")
+        sysw(f"{b}/cache_mode", "writeback")
+        sysw(f"{b}/sequential_cutoff", 0)
+        sysw(f"{cset}/congested_read_threshold_us", 0)
+        sysw(f"{cset}/congested_write_threshold_us", 0)
+        res["settings"] = {k: sysr(f"{b}/{k}") for k in
+                           ("cache_mode", "sequential_cutoff",
+                            "writeback_percent", "writeback_delay")}
+        return "/dev/bcache0"
+    if CACHE == "dmcache":
+        meta = linear("vcmeta", CARD, CSIZE, META)
+        sh("dd", "if=/dev/zero", f"of={meta}", "bs=1M", "count=1",
+           "oflag=direct")
+        sh("dmsetup", "create", "vcbench", "--noudevsync", "--table",
+           dmcache_table("smq"))
+        res["settings"] = {"table": dmcache_table("smq")}
+    elif CACHE == "dmwc":
+        t = f"0 {hdd_sectors()} writecache s {HDD} {region} 4096 0"
+        sh("dmsetup", "create", "vcbench", "--noudevsync", "--table", t)
+        res["settings"] = {"table": t}
+    else:
+        raise RuntimeError(f"unknown cache {CACHE}")
+    if not wait_for("/dev/mapper/vcbench", 5):
+        sh("dmsetup", "mknodes", "vcbench", check=False)
+    return "/dev/mapper/vcbench"
+
+
+def dmcache_table(policy):
+    # dm-cache's smallest block is 32 KiB (64 sectors)
+    return (f"0 {hdd_sectors()} cache /dev/mapper/vcmeta /dev/mapper/vcregion"
+            f" {HDD} 64 1 writeback {policy} 0")
+
+
+def teardown():
+    if CACHE.startswith("vcache"):
+        sh("vcache-config", "delete", NAME, "--discard-dirty", check=False)
+    for f in (glob.glob("/sys/block/bcache*/bcache/stop") +
+              glob.glob("/sys/fs/bcache/*-*/unregister")):
+        try:
+            sysw(f, 1)
+        except OSError:
+            pass
+    for _ in range(50):
+        if not glob.glob("/sys/block/bcache*"):
+            break
+        time.sleep(0.2)
+    for n in ("vcbench", "vcmeta", "vcregion"):
+        for _ in range(20):
+            if not os.path.exists(f"/dev/mapper/{n}"):
+                break
+            if sh("dmsetup", "remove", "--noudevsync", n,
+                  check=False).returncode == 0:
+                break
+            time.sleep(0.5)
+    sh("udevadm", "settle", check=False)
+
+
+# ---------------------------------------------------- counters and dirty
+def vc_show():
+    return json.loads(sh("vcache-config", "show", NAME, "--json").stdout)
+
+
+def dm_status():
+    w = sh("dmsetup", "status", "vcbench").stdout.split()
+    return [int(x) if x.isdigit() else x for x in w[3:]]
+
+
+def counters():
+    """Each cache's own hit counters."""
+    if CACHE.startswith("vcache"):
+        s = vc_show()["stats"]
+        return {k: s.get(k, 0) for k in ("reads", "read_hits", "writes",
+                                          "write_hits")}
+    if CACHE == "bcache":
+        b = "/sys/block/bcache0/bcache/stats_total"
+        return {k: int(sysr(f"{b}/{k}")) for k in
+                ("cache_hits", "cache_misses", "cache_bypass_hits",
+                 "cache_bypass_misses")}
+    if CACHE == "dmcache":
+        s = dm_status()
+        return {"read_hits": s[4], "read_misses": s[5], "write_hits": s[6],
+                "write_misses": s[7]}
+    if CACHE == "dmwc":
+        s = dm_status()
+        if len(s) >= 10:
+            return {"reads": s[4], "read_hits": s[5], "writes": s[6],
+                    "write_hits": s[7] + s[8]}
+    return {}
+
+
+def ratios(d):
+    """(read hit ratio, write hit ratio) from a counters delta."""
+    def r(h, n):
+        return round(h / n, 4) if n else None
+    if CACHE.startswith("vcache") or CACHE == "dmwc":
+        return r(d.get("read_hits", 0), d.get("reads", 0)), \
+            r(d.get("write_hits", 0), d.get("writes", 0))
+    if CACHE == "dmcache":
+        return (r(d["read_hits"], d["read_hits"] + d["read_misses"]),
+                r(d["write_hits"], d["write_hits"] + d["write_misses"]))
+    if CACHE == "bcache":   # bcache counts reads and writes together
+        a = r(d["cache_hits"], d["cache_hits"] + d["cache_misses"] +
+              d["cache_bypass_hits"] + d["cache_bypass_misses"])
+        return a, a
+    return None, None
+
+
+def parse_size(t):
+    m = re.fullmatch(r"([\d.]+)([kKMGT]?)", t.strip())
+    if not m:
+        return 0
+    return int(float(m.group(1)) * {"": 1, "k": 1 << 10, "K": 1 << 10,
+                                     "M": 1 << 20, "G": 1 << 30,
+                                     "T": 1 << 40}[m.group(2)])
+
+
+def dirty_bytes():
+    if CACHE.startswith("vcache"):
+        return vc_show().get("dirty_bytes", 0)
+    if CACHE == "bcache":
+        return parse_size(sysr("/sys/block/bcache0/bcache/dirty_data"))
+    if CACHE == "dmcache":
+        return dm_status()[10] * 32768
+    if CACHE == "dmwc":
+        s = dm_status()     # blocks in use (written back ones are freed
+        return (s[1] - s[2]) * 4096   # as write-back completes)
+    return 0
+
+
+# ------------------------------------------------------------- the parts
+def ceilings(dev):
+    """Raw card and HDD (the hdd configuration)."""
+    out = {}
+    sh("fio", "--name=fill", f"--filename={CARD}", "--rw=write", "--bs=1M",
+       "--direct=1", f"--offset={RAW_OFF}", f"--size={HIT_AREA}")
+    for qd in (1, 32):
+        j = fio(f"card-randread-qd{qd}", CARD, "--rw=randread", "--bs=4k",
+                f"--iodepth={qd}", f"--offset={RAW_OFF}",
+                f"--size={HIT_AREA}", "--readonly", runtime=HITRT)
+        out[f"card_randread_qd{qd}_iops"] = j["read"]["iops"]
+    j = fio("card-randwrite-qd32", CARD, "--rw=randwrite", "--bs=4k",
+            "--iodepth=32", f"--offset={RAW_OFF}", f"--size={HIT_AREA}",
+            runtime=HITRT)
+    out["card_randwrite_qd32_iops"] = j["write"]["iops"]
+    for qd in (1, 32):
+        j = fio(f"hdd-randread-qd{qd}", HDD, "--rw=randread", "--bs=4k",
+                f"--iodepth={qd}", "--readonly", "--norandommap",
+                runtime=HITRT)
+        out[f"hdd_randread_qd{qd}_iops"] = j["read"]["iops"]
+    j = fio("hdd-randwrite-qd16", HDD, "--rw=randwrite", "--bs=4k",
+            "--iodepth=16", "--norandommap", runtime=HITRT)
+    out["hdd_randwrite_qd16_iops"] = j["write"]["iops"]
+    j = fio("hdd-seqread", HDD, "--rw=read", "--bs=1M", "--iodepth=4",
+            "--readonly", runtime=HITRT)
+    out["hdd_seqread_bps"] = j["read"]["bw_bytes"]
+    res["ceilings"] = out
+    log("ceilings: " + ", ".join(f"{k} {v:.0f}" for k, v in out.items()))
+
+
+def hit_path(dev):
+    """Every block of a 32 MiB area cached; randread alternated with the
+    raw card (an area beyond every cache region)."""
+    sh("fio", "--name=fill", f"--filename={CARD}", "--rw=write", "--bs=1M",
+       "--direct=1", f"--offset={RAW_OFF}", f"--size={HIT_AREA}")
+    # 4 KiB random writes cover every block (fio's random map) and are
+    # cached by all three (1 MiB sequential writes would go around
+    # vcache's default sequential cutoff)
+    sh("fio", "--name=fill", f"--filename={dev}", "--rw=randwrite",
+       "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=16",
+       f"--size={HIT_AREA}")
+    # reads promote (dm-cache smq caches what is read again)
+    for _ in range(2):
+        sh("fio", "--name=warm", f"--filename={dev}", "--rw=read",
+           "--bs=1M", "--direct=1", f"--size={HIT_AREA}")
+    out = {}
+    for qd in (1, 32):
+        raw, cac, hdd_reads = [], [], 0
+        for i in range(HITREPS):
+            j = fio(f"hit-raw-qd{qd}-{i}", CARD, "--rw=randread", "--bs=4k",
+                    f"--iodepth={qd}", f"--offset={RAW_OFF}",
+                    f"--size={HIT_AREA}", "--readonly", runtime=HITRT)
+            raw.append(j["read"]["iops"])
+            r0 = disk_stat(HDD)[0]
+            j = fio(f"hit-{CACHE}-qd{qd}-{i}", dev, "--rw=randread",
+                    "--bs=4k", f"--iodepth={qd}", f"--size={HIT_AREA}",
+                    runtime=HITRT)
+            hdd_reads += disk_stat(HDD)[0] - r0
+            cac.append(j["read"]["iops"])
+        m = sum(cac) / len(cac)
+        rm = sum(raw) / len(raw)
+        out[f"qd{qd}"] = {"iops": m, "raw_iops": rm, "ratio": m / rm,
+                          "runs": cac, "raw_runs": raw,
+                          "hdd_reads": hdd_reads}
+        log(f"hit path QD{qd}: {m:.0f} IOPS vs raw card {rm:.0f}: "
+            f"{m / rm:.2f} (HDD reads meanwhile {hdd_reads})")
+    res["hit"] = out
+
+
+def iops_series(tag):
+    """Sum of read and write IOPS per 10 s interval from fio's log."""
+    per = {}
+    for f in glob.glob(f"{OUT}/{tag}_iops*.log"):
+        with open(f) as fh:
+            for line in fh:
+                w = [x.strip() for x in line.split(",")]
+                if len(w) >= 2:
+                    t = int(w[0]) // 1000
+                    per[t] = per.get(t, 0) + int(w[1])
+    return [per[t] for t in sorted(per)]
+
+
+def oltp(dev):
+    mix = ["--rw=randrw", "--rwmixread=75", "--bs=4k",
+           "--random_distribution=zipf:1.1", "--iodepth=16",
+           f"--size={DATA}", "--norandommap"]
+    log(f"OLTP warm-up {WARM} s (discarded)")
+    fio("oltp-warm", dev, *mix, runtime=WARM)
+    c0, s0, f0 = counters(), disk_stat(HDD), card_bytes_written()
+    log(f"OLTP measured {MEAS} s")
+    j = fio("oltp", dev, *mix, runtime=MEAS, logs=True)
+    c1, s1, f1 = counters(), disk_stat(HDD), card_bytes_written()
+    rd, wr = j["read"], j["write"]
+    host = rd["total_ios"] + wr["total_ios"]
+    d = {k: c1[k] - c0[k] for k in c1}
+    rh, wh = ratios(d)
+    series = iops_series("oltp")
+    mean = sum(series) / len(series) if series else 0
+    cv = ((sum((x - mean) ** 2 for x in series) / len(series)) ** 0.5 /
+          mean) if mean else None
+    # merged latency percentiles of the mix: fio's per direction; the
+    # figure of record is the read side (what a query waits for) and
+    # the write side next to it
+    o = {"iops": rd["iops"] + wr["iops"], "read_iops": rd["iops"],
+         "write_iops": wr["iops"], "read_lat": lat(rd),
+         "write_lat": lat(wr), "host_ios": host,
+         "read_hit_ratio": rh, "write_hit_ratio": wh, "counters": d,
+         "backing_ios_per_host_io":
+             ((s1[0] - s0[0]) + (s1[1] - s0[1])) / host if host else None,
+         "backing_reads": s1[0] - s0[0], "backing_writes": s1[1] - s0[1],
+         "flash_bytes_per_host_io":
+             (f1 - f0) / host if host and f0 is not None and f1 is not None
+             and CACHE != "hdd" else None,
+         "iops_10s": series, "cv_10s": cv}
+    res["oltp"] = o
+    log(f"OLTP: {o['iops']:.0f} IOPS (r {rd['iops']:.0f} w "
+        f"{wr['iops']:.0f}), read p99 {o['read_lat']['p99_us']:.0f} us, "
+        f"hits r {rh} w {wh}, backing I/O per host I/O "
+        f"{o['backing_ios_per_host_io']}, 10 s IOPS {series} (CV {cv})")
+
+
+def drain():
+    """Write back every dirty block, the way each cache offers: the dirty
+    bytes and the backing writes sampled every second."""
+    d0 = dirty_bytes()
+    s0 = disk_stat(HDD)
+    t0 = time.monotonic()
+    bg = None
+    if CACHE.startswith("vcache"):
+        bg = subprocess.Popen(["vcache-config", "flush", NAME],
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    elif CACHE == "bcache":
+        sysw("/sys/block/bcache0/bcache/writeback_percent", 0)
+        sysw("/sys/block/bcache0/bcache/writeback_running", 1)
+    elif CACHE == "dmcache":
+        sh("dmsetup", "suspend", "--noudevsync", "vcbench")
+        sh("dmsetup", "reload", "vcbench", "--noudevsync", "--table",
+           dmcache_table("cleaner"))
+        sh("dmsetup", "resume", "--noudevsync", "vcbench")
+    elif CACHE == "dmwc":
+        bg = subprocess.Popen(["dmsetup", "message", "vcbench", "0",
+                               "flush"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    curve, done_s = [], None
+    while True:
+        t = time.monotonic() - t0
+        db = dirty_bytes()
+        s = disk_stat(HDD)
+        curve.append([round(t, 1), db, (s[2] - s0[2]) * 512])
+        finished = db == 0 and (bg is None or bg.poll() is not None)
+        if finished:
+            done_s = t
+            break
+        if t > DRAIN:
+            break
+        time.sleep(1)
+    if bg and bg.poll() is None:
+        bg.kill()
+    s1 = disk_stat(HDD)
+    el = time.monotonic() - t0
+    wb = (s1[2] - s0[2]) * 512
+    res["drain"] = {"dirty_bytes_at_start": d0, "seconds": done_s,
+                    "finished": done_s is not None,
+                    "backing_bytes_written": wb,
+                    "backing_writes": s1[1] - s0[1],
+                    "backing_write_bps": wb / el if el else 0,
+                    "curve": curve}
+    log(f"drain: {d0} dirty bytes, "
+        f"{'%.1f s' % done_s if done_s is not None else 'NOT finished in %d s' % DRAIN}"
+        f", backing {wb / el / 1e6:.2f} MB/s")
+
+
+def main():
+    if not HDD or not os.path.exists(CARD):
+        sys.exit("compare: need the card and the HDD")
+    t0 = time.time()
+    dev = None
+    try:
+        dev = setup()
+        log(f"device {dev}, cache {CSIZE >> 20} MiB, data {DATA >> 20} MiB")
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        res["errors"].append(f"setup: {e}")
+        log(f"setup FAILED: {e}")
+    steps = []
+    if dev:
+        if CACHE == "hdd":
+            steps.append(("ceilings", ceilings))
+        if HIT and CACHE in ("vcache", "bcache", "dmcache"):
+            steps.append(("hit", hit_path))
+        steps.append(("oltp", oltp))
+        if CACHE != "hdd":
+            steps.append(("drain", lambda _d: drain()))
+    for name, fn in steps:
+        try:
+            fn(dev)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired,
+                ValueError, KeyError, IndexError) as e:
+            res["errors"].append(f"{name}: {e}")
+            log(f"{name} FAILED: {e}")
+            if name == "oltp":
+                break
+    try:
+        teardown()
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        res["errors"].append(f"teardown: {e}")
+    res["kernel"] = os.uname().release
+    res["fio"] = sh("fio", "--version", check=False).stdout.strip()
+    res["elapsed_s"] = round(time.time() - t0)
+    with open(os.path.join(OUT, "result.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    log(f"done in {res['elapsed_s']} s, errors: {res['errors'] or 'none'}")
+    return 1 if res["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
