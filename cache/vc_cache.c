@@ -318,7 +318,13 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 		return e;
 	}
 	e = vc_md_load(c, &sb, flags & VC_LOAD_SALVAGE, err, errlen);
-	/* from here on, a crash must not trust clean records */
+	/*
+	 * From here on, a crash must not trust clean records: both copies
+	 * say so, or a later unreadable newer copy would leave the older
+	 * clean one to be trusted over blocks reused since.
+	 */
+	if (!e)
+		e = vc_md_write_sb(c, false);
 	if (!e)
 		e = vc_md_write_sb(c, false);
 	if (e) {
@@ -855,10 +861,15 @@ int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 	 */
 	if (!e)
 		e = flush_backing(c);
-	if (!e)
-		e = vc_md_write_all(c);
+	/*
+	 * The records written next name cache data: it must be durable
+	 * before them (lazily acknowledged writes whose commit never ran).
+	 * The clean superblock's PREFLUSH then orders the records before it.
+	 */
 	if (!e)
 		e = vc_sync_io(c->cdev, VC_DEV_FLUSH, 0, 0, 0, NULL);
+	if (!e)
+		e = vc_md_write_all(c);
 	if (!e)
 		e = vc_md_write_sb(c, true);
 	if (e)

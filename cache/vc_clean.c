@@ -514,7 +514,7 @@ static void flush_check_done(struct vc_cache *c);
  */
 static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 {
-	u32 i, failed_devs = 0;
+	u32 i, failed_devs = 0, nr_ok = 0;
 
 	for (i = 0; i < c->rb_nr; i++) {
 		struct vc_cand *e = &c->rb[i];
@@ -555,6 +555,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 				   c->cdev->name, e->blk);
 		}
 		if (ok) {
+			nr_ok++;
 			vc_stat_add(VC_STAT_IDX(c, cleanings, e->trigger), 1);
 			if (e->trigger == VC_CLEAN_AGE)
 				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
@@ -581,7 +582,17 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 	vc_waitq_wake_all(&c->flush_wq);
 	flush_check_done(c);
 	drain_check(c, failed_devs);
-	vc_work_queue(&c->clean_work);
+	/*
+	 * The next batch at once, unless nothing of this one could be
+	 * written back: a failing backing device is retried at the tick,
+	 * not in a loop that burns a CPU.
+	 */
+	if (nr_ok || !failed_devs)
+		vc_work_queue(&c->clean_work);
+	else
+		vc_work_queue_delayed(&c->clean_work,
+				      vc_max_u64(1, vc_param(c, VC_P_CLEAN_INTERVAL_MS)) *
+				      1000000ULL);
 }
 
 /* Issue runs of the current batch up to the in-flight limit. */

@@ -25,6 +25,7 @@
 #include "vc_internal.h"
 
 #define COMMIT_EARLY	1024	/* sectors waiting that start a commit now */
+#define COMMIT_RETRY_MS	100	/* at least this between failed commits */
 
 static bool test_bit64(const u64 *map, u64 i)
 {
@@ -182,11 +183,25 @@ void vc_commit_md_end(struct vc_md_waiter *mw, int err)
 						    mdw);
 	struct vc_cache *c = sl->c;
 
+	u64 idx = mw->sector;
+
 	vc_spin_lock(&c->commit_lock);
 	c->commit_free[c->commit_free_nr++] = sl;
 	c->commit_inflight--;
-	if (err && !c->commit_err)
-		c->commit_err = err;
+	if (err) {
+		/*
+		 * The sector's DIRTY records are not durable: it waits for
+		 * the next commit again, so that no later FLUSH or FUA write
+		 * finds "nothing pending" (the error sticks until a commit
+		 * wrote it).
+		 */
+		if (!c->commit_err)
+			c->commit_err = err;
+		if (!test_bit64(c->commit_pend, idx)) {
+			c->commit_pend[idx / 64] |= 1ULL << (idx % 64);
+			c->commit_nr++;
+		}
+	}
 	vc_spin_unlock(&c->commit_lock);
 	commit_issue(c);
 }
@@ -250,7 +265,7 @@ static void commit_run(struct vc_cache *c)
 static void commit_finish(struct vc_cache *c)
 {
 	struct vc_commit_waiter *done = NULL, **pp, *w;
-	bool again;
+	bool again, retry;
 	int err;
 
 	vc_spin_lock(&c->commit_lock);
@@ -268,6 +283,8 @@ static void commit_finish(struct vc_cache *c)
 	}
 	again = (c->commit_waiters || c->commit_flush_wanted ||
 		 c->commit_nr >= COMMIT_EARLY) && !c->commit_stop;
+	/* failed sectors are retried on the timer, not in a loop */
+	retry = !again && err && c->commit_nr && !c->commit_stop;
 	c->commit_running = false;
 	vc_spin_unlock(&c->commit_lock);
 	while (done) {
@@ -278,6 +295,10 @@ static void commit_finish(struct vc_cache *c)
 	/* not from here: a chain of inline completions would recurse */
 	if (again)
 		vc_work_queue(&c->commit_work);
+	else if (retry)
+		vc_work_queue_delayed(&c->commit_work,
+				      vc_max_u64(vc_param(c, VC_P_COMMIT_MS),
+						 COMMIT_RETRY_MS) * 1000000ULL);
 	vc_atomic_inc(&c->wakers);
 	vc_waitq_wake_all(&c->md_wq);
 	vc_atomic_dec(&c->wakers);

@@ -691,6 +691,13 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 			    1);
 	else
 		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
+	/*
+	 * The block's older dirty data is gone if it could not be read back
+	 * (lost), or if the write home that carried it failed: reads must
+	 * fail from now on, never return the backing device's older data.
+	 */
+	if (err && r->olddirty)
+		r->lost = 1;
 	vc_spin_lock(&s->lock);
 	md = r->lost ? vc_lose_locked(c, s, r->blk) :
 		       vc_invalidate_locked(c, s, r->blk);
@@ -744,8 +751,8 @@ static void wb_fallback(struct vc_req *r)
 	bool partial_dirty;
 
 	vc_spin_lock(&s->lock);
-	partial_dirty = (c->words[r->blk] & B_DIRTY) && !r->newdirty &&
-			r->len != c->block_size;
+	r->olddirty = (c->words[r->blk] & B_DIRTY) && !r->newdirty;
+	partial_dirty = r->olddirty && r->len != c->block_size;
 	vc_spin_unlock(&s->lock);
 	if (!partial_dirty) {
 		write_piece_home(r);
@@ -900,6 +907,13 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		if (w & B_CLEANING)
 			w |= B_REDIRTY;
 		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
+		/*
+		 * Written back, its clean record not yet durable: until it
+		 * is, a power cut lets the stale DIRTY record serve the
+		 * block's old cache copy (a failed cache FLUSH would not say
+		 * so).  Acknowledge once the clean record is durable.
+		 */
+		md = (w & (B_DIRTY | B_FLASHDIRTY)) == B_FLASHDIRTY;
 	}
 	vc_spin_unlock(&s->lock);
 	ack_after_record(r, md);

@@ -215,6 +215,22 @@ void vc_memdev_power_cut(struct vc_memdev *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void vc_memdev_power_cut_keep(struct vc_memdev *m, u64 first, u64 nr)
+{
+	u64 i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->vol_nr; i++) {
+		u64 x = m->vol_list[i];
+
+		if (m->vol_map[x] && x >= first && x - first < nr)
+			memcpy(m->stable + (x << 9), m->vol + (x << 9), 512);
+		m->vol_map[x] = 0;
+	}
+	m->vol_nr = 0;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void vc_memdev_peek(struct vc_memdev *m, u64 sector, void *dst, u32 len)
 {
 	u32 s;

@@ -82,6 +82,12 @@ void vc_memdev_set_fail(struct vc_memdev *m,
 			void *ctx);
 /* Lose the volatile layer, as at a power cut. */
 void vc_memdev_power_cut(struct vc_memdev *m);
+/*
+ * A power cut that reorders: the volatile writes of sectors [first,
+ * first + nr) reached the media, every other volatile write is lost (a
+ * device may persist its cached writes in any order).
+ */
+void vc_memdev_power_cut_keep(struct vc_memdev *m, u64 first, u64 nr);
 /* Read stable + volatile contents (what a reader sees) without I/O. */
 void vc_memdev_peek(struct vc_memdev *m, u64 sector, void *dst, u32 len);
 void vc_memdev_poke(struct vc_memdev *m, u64 sector, const void *src, u32 len);

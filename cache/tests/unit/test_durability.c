@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Durability under failures: each test is a way an outside review found to
+ * acknowledge a FLUSH, a FUA write or a shutdown whose data a power cut
+ * would lose, or to serve older data than was durable.  Each failed before
+ * its fix.
+ */
+#include "tutil.h"
+
+struct inj {
+	int op;			/* VC_DEV_* to fail, -1 any */
+	bool meta_only, data_only;
+	int left;		/* failures to inject, -1 forever */
+	int err;
+	u32 hits;
+};
+
+static int inject(void *ctx, const struct vc_dev_io *io)
+{
+	struct inj *f = ctx;
+
+	if (!f->left)
+		return 0;
+	if (f->op >= 0 && io->op != f->op)
+		return 0;
+	if (f->meta_only && !(io->flags & VC_DEV_META))
+		return 0;
+	if (f->data_only && (io->flags & VC_DEV_META))
+		return 0;
+	if (f->left > 0)
+		f->left--;
+	f->hits++;
+	return f->err;
+}
+
+static struct vc_cache_config d_cfg(u64 commit_ms)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+
+	cfg.params.v[VC_P_COMMIT_MS] = commit_ms;
+	return cfg;
+}
+
+/* Put the pattern @seed of block @blk on the backing device, durable. */
+static void back_put(struct tenv *t, u64 blk, u32 seed)
+{
+	u8 buf[T_BS];
+
+	t_fill(buf, blk, 1, seed);
+	vc_memdev_poke(t->bm, blk * T_BSEC, buf, T_BS);
+}
+
+/* Does block @blk read as pattern @a or @b?  0 yes, 1 no, <0 error */
+static int reads_one_of(struct tenv *t, u64 blk, u32 a, u32 b)
+{
+	int e = t_check_pat(t, blk, 1, a);
+
+	return e == 1 ? t_check_pat(t, blk, 1, b) : e;
+}
+
+/*
+ * 1. A record write of a group commit fails.  Its sector must wait for the
+ * next commit: a later FLUSH that finds "nothing pending" would be
+ * acknowledged while the block written before it has no DIRTY record.
+ */
+static void test_failed_commit_record_requeued(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(50);
+	struct inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+			 .err = -EIO };
+	struct inj bw = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct tenv t;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 7, 1);
+	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);	/* lazy */
+	/* records fail; write-back cannot take the data home either */
+	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.bm, inject, &bw);
+	t_advance_ms(60);		/* the timer's commit: record fails */
+	assert_true(f.hits >= 1);
+	assert_true(t_stats(&t).commits >= 1);
+	assert_int_equal(t_stats(&t).dirty_blocks, 1);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	/* the FLUSH must get the record written */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 2), 0);
+	t_teardown(&t);
+}
+
+/*
+ * 2. A write-through write over a block written back whose clean record
+ * is not durable (FLASHDIRTY), then a host FLUSH whose cache flush fails:
+ * the stale DIRTY record must not serve the old data after a power cut.
+ */
+static void test_wt_over_flashdirty_failed_flush(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(0);
+	/* -ENOMEM: retried later, no degradation */
+	struct inj md = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+			  .err = -ENOMEM };
+	struct inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
+	struct tenv t;
+	int e;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	assert_int_equal(t_write_pat(&t, 3, 1, 1, 0), 0);	/* DIRTY record */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WT), 0);
+	/* write-back: the clean record cannot be written */
+	vc_memdev_set_fail(t.cm, inject, &md);
+	vc_cache_flush(t.c, t.dev, NULL, NULL);
+	t_run();
+	assert_true(md.hits >= 1);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	/* records writable again, cache FLUSH fails */
+	vc_memdev_set_fail(t.cm, inject, &fl);
+	e = t_write_pat(&t, 3, 1, 2, 0);		/* write-through */
+	if (!e) {
+		e = t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL);
+		print_message("  FLUSH after the failed cache flush: %d\n", e);
+		vc_memdev_set_fail(t.cm, NULL, NULL);
+		t_crash(&t);
+		assert_int_equal(t_reload(&t), 0);
+		/* acknowledged and flushed: the new data, never the old */
+		if (!e)
+			assert_int_equal(t_check_pat(&t, 3, 1, 2), 0);
+		else
+			assert_int_equal(reads_one_of(&t, 3, 2, 1), 0);
+	} else {
+		vc_memdev_set_fail(t.cm, NULL, NULL);
+	}
+	t_teardown(&t);
+}
+
+/*
+ * 3. Clean shutdown: the records it writes name cache data that must be
+ * durable before them.  A device that persists its cached writes in any
+ * order (here: the metadata area reached the media, the data did not)
+ * must not bring back a DIRTY record over data that was never flushed.
+ */
+static void test_shutdown_records_after_data(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(10000);
+	struct inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
+	struct tenv t;
+	u64 data_start;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 11, 1);
+	assert_int_equal(t_write_pat(&t, 11, 1, 2, 0), 0);	/* lazy */
+	data_start = t.c->data_start;
+	/* every cache FLUSH fails from here: the shutdown cannot finish */
+	vc_memdev_set_fail(t.cm, inject, &fl);
+	assert_int_not_equal(vc_cache_shutdown(t.c, 0), 0);
+	t.c = NULL;
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	vc_memdev_power_cut_keep(t.cm, 0, data_start);
+	vc_memdev_power_cut(t.bm);
+	assert_int_equal(t_reload(&t), 0);
+	/* never acknowledged as durable: old or new, nothing else */
+	assert_int_equal(reads_one_of(&t, 11, 2, 1), 0);
+	t_teardown(&t);
+}
+
+/* The superblock copy with the highest seq (its sector). */
+static u64 newest_sb(struct tenv *t)
+{
+	struct vc_sb a, b;
+
+	vc_memdev_peek(t->cm, VC_SB_SECTOR, &a, sizeof(a));
+	vc_memdev_peek(t->cm, VC_SB2_SECTOR, &b, sizeof(b));
+	return vc_le64_to_cpu(a.seq) > vc_le64_to_cpu(b.seq) ?
+	       VC_SB_SECTOR : VC_SB2_SECTOR;
+}
+
+/*
+ * 4. After a clean shutdown and a load, the older superblock copy still
+ * says "clean".  If the newer copy is later unreadable, the stale clean
+ * copy must not make the load trust clean records of blocks reused since.
+ */
+static void test_stale_clean_sb_copy(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(100);
+	struct tenv t;
+	u8 junk[512];
+	u32 i;
+
+	(void)st;
+	cfg.mode = VC_MODE_WT;
+	t_setup(&t, 64, 4096, true, &cfg);
+	back_put(&t, 5, 1);
+	assert_int_equal(t_check_pat(&t, 5, 1, 1), 0);		/* cached */
+	assert_int_equal(vc_cache_shutdown(t.c, 0), 0);		/* clean */
+	t.c = NULL;
+	assert_int_equal(t_reload(&t), 0);
+	/* evict block 5: its cache block now holds other data */
+	for (i = 100; i < 400; i++)
+		assert_int_equal(t_check_pat(&t, i, 1, 0), 1);	/* zeroes */
+	for (i = 100; i < 400; i++) {
+		back_put(&t, i, 7);
+		t_write_pat(&t, i, 1, 7, 0);
+	}
+	/* the refilled cache blocks are durable */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	t_crash(&t);
+	/* the newest copy (written at load: not clean) is unreadable */
+	memset(junk, 0x5a, sizeof(junk));
+	vc_memdev_poke(t.cm, newest_sb(&t), junk, sizeof(junk));
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 5, 1, 1), 0);
+	t_teardown(&t);
+}
+
+/*
+ * 5. A partial write to a dirty block fails on the cache; the merged block
+ * then fails on the backing device too.  The block's other dirty data is
+ * gone: reads must fail (a lost marker), never return older data.
+ */
+static void test_double_failure_marks_lost(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(0);
+	struct inj cw = { .op = VC_DEV_WRITE, .data_only = true, .left = 1,
+			  .err = -EIO };
+	struct inj bw = { .op = VC_DEV_WRITE, .left = 1, .err = -EIO };
+	u8 buf[T_BS], exp[T_BS];
+	struct tenv t;
+	int e;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 2, 1);
+	assert_int_equal(t_write_pat(&t, 2, 1, 2, 0), 0);	/* dirty */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, inject, &cw);
+	vc_memdev_set_fail(t.bm, inject, &bw);
+	memset(buf, 0xee, 512);
+	assert_int_not_equal(t_io(&t, VC_OP_WRITE, 0, 2 * T_BSEC, 512, buf), 0);
+	assert_int_equal(cw.hits, 1);
+	assert_int_equal(bw.hits, 1);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	e = t_io(&t, VC_OP_READ, 0, 2 * T_BSEC, T_BS, buf);
+	if (!e) {
+		/* the rest of the block must be the acknowledged data */
+		t_fill(exp, 2, 1, 2);
+		assert_memory_equal(buf + 512, exp + 512, T_BS - 512);
+	} else {
+		assert_int_equal(e, -EIO);
+		assert_true(t_stats(&t).lost_blocks >= 1);
+	}
+	t_teardown(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_failed_commit_record_requeued),
+		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),
+		cmocka_unit_test(test_shutdown_records_after_data),
+		cmocka_unit_test(test_stale_clean_sb_copy),
+		cmocka_unit_test(test_double_failure_marks_lost),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
