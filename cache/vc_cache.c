@@ -202,18 +202,23 @@ static int cache_init(struct vc_cache *c)
 	return vc_map_alloc(c);
 }
 
-static void set_geometry(struct vc_cache *c, u32 block_size, u64 nr_blocks)
+/* Format @version's layout (a version 1 cache is rewritten as 2). */
+static void set_geometry(struct vc_cache *c, u32 version, u32 block_size,
+			 u64 nr_blocks)
 {
 	u64 bsec = block_size >> VC_SECTOR_SHIFT;
 
+	c->version = version < 2 ? 2 : version;
+	c->sb2_sector = vc_fmt_sb2_sector(c->version);
+	c->devtab_sector = vc_fmt_devtab_sector(c->version);
 	c->block_size = block_size;
 	c->block_sectors = (u32)bsec;
 	c->block_shift = log2_u32(block_size);
 	c->nr_blocks = nr_blocks;
-	c->md_start = VC_MD_START;
+	c->md_start = vc_fmt_md_start(c->version);
 	c->md_sectors = vc_div_u64(nr_blocks + VC_RECS_PER_SECTOR - 1,
 				   VC_RECS_PER_SECTOR);
-	c->data_start = (VC_MD_START + c->md_sectors + bsec - 1) & ~(bsec - 1);
+	c->data_start = (c->md_start + c->md_sectors + bsec - 1) & ~(bsec - 1);
 }
 
 int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
@@ -242,7 +247,8 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		return -ENOMEM;
 	c->cdev = cdev;
 	c->flags = cfg->flags;
-	set_geometry(c, cfg->block_size, cfg->nr_blocks ? cfg->nr_blocks : fit);
+	set_geometry(c, VC_FORMAT_VERSION, cfg->block_size,
+		     cfg->nr_blocks ? cfg->nr_blocks : fit);
 	c->set_shift = VC_SET_SHIFT;
 	vc_atomic_set(&c->mode, (int)cfg->mode);
 	vc_atomic_set(&c->policy, (int)cfg->policy);
@@ -292,7 +298,8 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 		return -ENOMEM;
 	c->cdev = cdev;
 	c->flags = flags & VC_CFG_NODATA;
-	set_geometry(c, vc_le32_to_cpu(sb.block_size), vc_le64_to_cpu(sb.nr_blocks));
+	set_geometry(c, vc_le32_to_cpu(sb.version), vc_le32_to_cpu(sb.block_size),
+		     vc_le64_to_cpu(sb.nr_blocks));
 	c->data_start = vc_le64_to_cpu(sb.data_start);
 	c->nonce = vc_le32_to_cpu(sb.nonce);
 	c->set_shift = vc_le32_to_cpu(sb.set_shift);
@@ -462,10 +469,26 @@ static bool drop_dev_blocks(void *arg)
 
 			if (!(w & (B_VALID | B_TOMB)) || vc_key_dev(w) != ds->id)
 				continue;
-			if ((w & (B_LOST | B_BUSY | B_FLASHDIRTY)) == B_LOST) {
-				/* a lost marker: the device leaves, so does it */
-				vc_hash_remove(c, s, blk);
-				vc_block_set_word(c, s, blk, 0);
+			if ((w & (B_TOMB | B_LOST)) == (B_TOMB | B_LOST) &&
+			    !(w & B_BUSY)) {
+				/*
+				 * A lost marker waits with a device that comes
+				 * back (KEEP); else it leaves with the device,
+				 * its record cleared first if not clear.
+				 */
+				if (ds->keep)
+					continue;
+				if (!(w & B_FLASHDIRTY)) {
+					vc_hash_remove(c, s, blk);
+					vc_block_set_word(c, s, blk, 0);
+					continue;
+				}
+				vc_block_set_word(c, s, blk,
+						  w | B_UNLOSE | B_BUSY);
+				left = true;
+				vc_spin_unlock(&s->lock);
+				vc_md_mark(c, blk, NULL, NULL);
+				vc_spin_lock(&s->lock);
 				continue;
 			}
 			if (w & (B_BUSY | B_CLEANING | B_READERS_MASK | B_TOMB)) {

@@ -57,11 +57,14 @@
  *               reads go to the backing device, writes and discards
  *               retry the record write first
  *   LOST        with TOMB: the block's dirty data was lost (cache read
- *               error).  It stays in the hash as a marker once its
- *               record is cleared: reads of the backing block fail with
- *               EIO (the backing device holds older data) until a write
+ *               error, or its write home failed).  It stays in the hash
+ *               as a marker: reads of the backing block fail with EIO
+ *               (the backing device holds older data) until a write
  *               covers the whole block or a discard does; never reused
- *               meanwhile.  Kept in RAM only: a reload forgets it
+ *               meanwhile.  Format 3 persists it as a LOST record
+ *               (FLASHDIRTY then means "the record is not clear"); a
+ *               whole-block write or discard clears that record first
+ *               (UNLOSE).  Format 2 caches keep it in RAM only
  *
  * LOCK ORDER (take left before right; never hold two of one kind):
  *
@@ -114,6 +117,12 @@
 #define B_SMALL			(1ULL << 59)	/* policy: on the small queue */
 #define B_TOMB			(1ULL << 60)	/* invalid, record pending */
 #define B_LOST			(1ULL << 61)	/* with TOMB: data lost, EIO */
+/*
+ * With TOMB | LOST (a lost marker, never VALID): its record is being
+ * cleared (a whole-block write or discard supersedes the loss); the
+ * marker goes once that record write is durable, stays if it fails.
+ */
+#define B_UNLOSE		B_REDIRTY
 #define B_FREQ_SHIFT		62		/* policy: 2-bit access count */
 #define B_FREQ_MASK		(3ULL << B_FREQ_SHIFT)
 #define B_FREQ_ONE		(1ULL << B_FREQ_SHIFT)
@@ -271,6 +280,8 @@ struct vc_cache {
 	u32 nonce;
 	u32 set_shift;		/* vc_set_of() hashes block >> set_shift */
 	u64 sb_seq;
+	u32 version;		/* on-flash format (vc_format.h) */
+	u64 sb2_sector, devtab_sector;	/* where this version has them */
 
 	/* mode: requested by the admin, and degradation level */
 	vc_atomic_t mode;	/* enum vc_mode requested */
@@ -426,8 +437,6 @@ struct vc_req {
 	u8 newdirty;		/* this write made the block dirty */
 	u8 embedded;		/* lives in hio->vc_req_space */
 	u8 byp_counted;		/* counted in the set's byp_inflight */
-	u8 unlose_retry;	/* full write over a lost block: re-driven once
-				 * its record is cleared (byp_md_end) */
 	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
 	u8 zero;		/* writes zeroes (c->zero_buf), not host data */
 	u8 lost;		/* the block's other dirty data was lost */

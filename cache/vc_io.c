@@ -238,27 +238,65 @@ bool vc_lose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
 	u64 key = c->words[blk] & B_KEY_MASK;
 	bool md = vc_invalidate_locked(c, s, blk);
 
+	vc_stat_add(VC_DSTAT(c, vc_key_dev(key), lost_blocks), 1);
+	if (c->version >= 3) {
+		/* the LOST record is written before anything uses it */
+		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST |
+				  B_FLASHDIRTY | B_BUSY);
+		if (!md)
+			vc_hash_insert(c, s, blk);
+		return true;
+	}
 	if (md) {
 		vc_block_set_word(c, s, blk, c->words[blk] | B_LOST);
 	} else {
 		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST);
 		vc_hash_insert(c, s, blk);
 	}
-	vc_stat_add(VC_DSTAT(c, vc_key_dev(key), lost_blocks), 1);
 	return md;
 }
 
-/* A lost marker is removed: whole block overwritten or discarded. */
-static void unlose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
+/*
+ * A whole-block write or discard supersedes the lost marker @blk (idle).
+ * Returns false if the marker is gone (the block is now a miss), true if
+ * its record must be cleared first: the block is then BUSY | UNLOSE and
+ * the caller calls vc_md_mark() with unlose_md_end().
+ */
+static bool unlose_locked(struct vc_cache *c, struct vc_set *s, u32 blk)
 {
-	u64 w = c->words[blk] & ~B_LOST;
+	u64 w = c->words[blk];
 
 	if (w & B_FLASHDIRTY) {
-		vc_block_set_word(c, s, blk, w);	/* a failed tombstone */
-		return;
+		vc_block_set_word(c, s, blk, w | B_UNLOSE | B_BUSY);
+		return true;
 	}
 	vc_hash_remove(c, s, blk);
 	vc_block_set_word(c, s, blk, 0);
+	return false;
+}
+
+/*
+ * The record of a superseded lost marker was written: cleared, the
+ * request is driven again (now a miss); failed, the block stays lost and
+ * a write fails (a discard leaves its blocks undefined anyway).
+ */
+static void unlose_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	if (err) {
+		req_done(r, r->kind == RK_DISCARD ? 0 : -EIO);
+		return;
+	}
+	vc_req_dispatch(r);
+}
+
+/* Unlock @s, clear the record of the lost marker @blk, then drive @r. */
+static void unlose_then(struct vc_req *r, struct vc_set *s, u32 blk)
+{
+	vc_spin_unlock(&s->lock);
+	r->blk = blk;
+	vc_md_mark(r->c, blk, &r->mdw, unlose_md_end);
 }
 
 static void invalidate_blk(struct vc_cache *c, u32 blk)
@@ -628,13 +666,6 @@ static void byp_md_end(struct vc_md_waiter *mw, int err)
 		req_done(r, -EIO);
 		return;
 	}
-	if (r->unlose_retry) {
-		/* now a plain lost marker: the full write removes it */
-		r->unlose_retry = 0;
-		byp_uncount(r);
-		dispatch_write(r);
-		return;
-	}
 	write_backing_only(r);
 }
 
@@ -981,20 +1012,20 @@ static void dispatch_write(struct vc_req *r)
 		/*
 		 * The whole block is rewritten: nothing lost is left, once
 		 * no record can bring the lost data back.  A marker whose
-		 * record may still say dirty (B_FLASHDIRTY) goes the
-		 * tombstone way below first: its record is cleared, then
-		 * the write is driven again; if the record cannot be
-		 * cleared the write fails and the marker stays (dropping
-		 * it first would serve the backing device's older data).
+		 * record is not clear (B_FLASHDIRTY: LOST, or may still say
+		 * DIRTY) has it cleared first, then the write is driven
+		 * again; if the record cannot be cleared the write fails
+		 * and the marker stays (dropping it first would serve the
+		 * backing device's older data).
 		 */
-		if ((w & B_LOST) && full && !(w & B_FLASHDIRTY)) {
-			unlose_locked(c, s, blk);
-			w = c->words[blk];
-			if (!(w & B_TOMB)) {
-				vc_spin_unlock(&s->lock);
-				dispatch_write(r);	/* now a miss */
+		if ((w & B_LOST) && full) {
+			if (unlose_locked(c, s, blk)) {
+				unlose_then(r, s, blk);
 				return;
 			}
+			vc_spin_unlock(&s->lock);
+			dispatch_write(r);	/* now a miss */
+			return;
 		}
 		if (w & B_TOMB) {
 			/*
@@ -1015,7 +1046,6 @@ static void dispatch_write(struct vc_req *r)
 			}
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_spin_unlock(&s->lock);
-			r->unlose_retry = (w & B_LOST) && full;
 			vc_md_mark(c, blk, &r->mdw, byp_md_end);
 			return;
 		}
@@ -1166,20 +1196,20 @@ static void dispatch_discard(struct vc_req *r)
 		return;
 	w = c->words[blk];
 	if ((w & B_LOST) && full) {
-		unlose_locked(c, s, blk);
-		w = c->words[blk];
-		if (!(w & B_TOMB)) {
-			vc_spin_unlock(&s->lock);
-			vc_redrive(c);
-			req_done(r, 0);
+		if (unlose_locked(c, s, blk)) {
+			unlose_then(r, s, blk);
 			return;
 		}
+		vc_spin_unlock(&s->lock);
+		vc_redrive(c);
+		req_done(r, 0);
+		return;
 	}
 	/*
 	 * A partial discard of a dirty block keeps it (the rest is live), as
 	 * it keeps a lost marker (the rest is lost).
 	 */
-	if ((w & B_LOST) && !(w & B_FLASHDIRTY)) {
+	if (w & B_LOST) {
 		vc_spin_unlock(&s->lock);
 		req_done(r, 0);
 		return;
@@ -1234,13 +1264,14 @@ static void dispatch_zero(struct vc_req *r)
 			req_done(r, 0);
 			return;
 		}
-		unlose_locked(c, s, blk);
-		if (!(c->words[blk] & B_TOMB)) {
-			vc_spin_unlock(&s->lock);
-			vc_redrive(c);
-			req_done(r, 0);
+		if (unlose_locked(c, s, blk)) {
+			unlose_then(r, s, blk);
 			return;
 		}
+		vc_spin_unlock(&s->lock);
+		vc_redrive(c);
+		req_done(r, 0);
+		return;
 	}
 	md = vc_invalidate_locked(c, s, blk);
 	vc_spin_unlock(&s->lock);

@@ -71,10 +71,14 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 }
 
 /* ----------------------------------------------------- record encoding */
-static u64 rec_of_word(u64 w)
+static u64 rec_of_word(struct vc_cache *c, u64 w)
 {
 	u64 r;
 
+	if ((w & (B_TOMB | B_LOST | B_UNLOSE)) == (B_TOMB | B_LOST) &&
+	    c->version >= 3)
+		return vc_key_lba(w) |
+		       ((u64)vc_key_dev(w) << VC_REC_DEV_SHIFT) | VC_REC_LOST;
 	if (!(w & B_VALID))
 		return 0;
 	r = vc_key_lba(w) | ((u64)vc_key_dev(w) << VC_REC_DEV_SHIFT) |
@@ -102,7 +106,7 @@ static void build_rec_sector(struct vc_cache *c, u64 idx,
 	for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
 		if (first + i >= c->nr_blocks)
 			break;
-		rs->rec[i] = vc_cpu_to_le64(rec_of_word(vc_word(c, (u32)(first + i))));
+		rs->rec[i] = vc_cpu_to_le64(rec_of_word(c, vc_word(c, (u32)(first + i))));
 	}
 	rs->crc = vc_cpu_to_le32(rec_crc(c, rs));
 }
@@ -159,10 +163,25 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		s = vc_set_of_blk(c, blk);
 		vc_spin_lock(&s->lock);
 		wd = c->words[blk];
-		if ((wd & (B_TOMB | B_LOST)) == (B_TOMB | B_LOST) && !err) {
-			/* record cleared: stays as the marker of lost data */
-			vc_block_set_word(c, s, blk, wd & (B_KEY_MASK | B_TOMB |
-							   B_LOST));
+		if ((wd & (B_TOMB | B_LOST | B_UNLOSE)) ==
+		    (B_TOMB | B_LOST | B_UNLOSE)) {
+			if (!err) {	/* record cleared: the marker goes */
+				vc_hash_remove(c, s, blk);
+				vc_block_set_word(c, s, blk, 0);
+			} else {	/* still lost */
+				vc_block_set_word(c, s, blk,
+						  wd & ~(B_BUSY | B_UNLOSE));
+			}
+			tomb = true;
+		} else if ((wd & (B_TOMB | B_LOST)) == (B_TOMB | B_LOST) &&
+			   !err) {
+			/*
+			 * The record says LOST (format 3: not clear, so the
+			 * block is never reused) or is cleared (format 2).
+			 */
+			vc_block_set_word(c, s, blk,
+					  (wd & (B_KEY_MASK | B_TOMB | B_LOST)) |
+					  (c->version >= 3 ? B_FLASHDIRTY : 0));
 			tomb = true;
 		} else if ((wd & B_TOMB) && !err) {
 			vc_hash_remove(c, s, blk);	/* record cleared */
@@ -369,7 +388,7 @@ static void sb_fill(struct vc_cache *c, struct vc_sb *sb, bool clean)
 
 	vc_memset(sb, 0, sizeof(*sb));
 	sb->magic = vc_cpu_to_le64(VC_SB_MAGIC);
-	sb->version = vc_cpu_to_le32(VC_FORMAT_VERSION);
+	sb->version = vc_cpu_to_le32(c->version);
 	sb->block_size = vc_cpu_to_le32(c->block_size);
 	sb->clean = vc_cpu_to_le32(clean ? VC_SB_CLEAN : 0);
 	sb->nr_blocks = vc_cpu_to_le64(c->nr_blocks);
@@ -401,7 +420,7 @@ int vc_md_write_sb(struct vc_cache *c, bool clean)
 		vc_buf_from_mem(b, 0, sb, sizeof(*sb));
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
 				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
-				 (c->sb_seq & 1) ? VC_SB2_SECTOR : VC_SB_SECTOR,
+				 (c->sb_seq & 1) ? c->sb2_sector : VC_SB_SECTOR,
 				 VC_SECTOR_SIZE, b);
 		vc_stat_add(VC_STAT(c, md_writes), 1);
 		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
@@ -417,7 +436,7 @@ static void dev_fill(struct vc_cache *c, u32 id, struct vc_dev_sector *ds)
 
 	vc_memset(ds, 0, sizeof(*ds));
 	ds->magic = vc_cpu_to_le32(VC_DEV_MAGIC);
-	ds->index = vc_cpu_to_le32(VC_DEVTAB_SECTOR + id);
+	ds->index = vc_cpu_to_le32((u32)(c->devtab_sector + id));
 	if (d->in_use) {
 		ds->flags = vc_cpu_to_le32(VC_DEVF_IN_USE);
 		ds->nr_sectors = vc_cpu_to_le64(d->nr_sectors);
@@ -440,7 +459,7 @@ int vc_md_write_dev(struct vc_cache *c, u32 id)
 		do {	/* a transient error should not fail attach/detach */
 			err = vc_sync_io(c->cdev, VC_DEV_WRITE,
 					 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
-					 VC_DEVTAB_SECTOR + id, VC_SECTOR_SIZE, b);
+					 c->devtab_sector + id, VC_SECTOR_SIZE, b);
 			vc_stat_add(VC_STAT(c, md_writes), 1);
 			vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
 		} while (err == -EIO && --tries);
@@ -497,7 +516,7 @@ int vc_md_format(struct vc_cache *c)
 			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
 	if (!err)
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-				 VC_SB2_SECTOR, VC_SECTOR_SIZE, z);
+				 c->sb2_sector, VC_SECTOR_SIZE, z);
 	vc_buf_free(z);
 	if (err)
 		return err;
@@ -603,13 +622,15 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 	nr = vc_le64_to_cpu(sb.nr_blocks);
 	if (!nr || nr > 0xfffffff0ULL)
 		return fail(err, errlen, -EUCLEAN, "bad block count %llu", (unsigned long long)nr);
-	if (vc_le64_to_cpu(sb.md_start) != VC_MD_START)
+	if (vc_le64_to_cpu(sb.md_start) !=
+	    vc_fmt_md_start(vc_le32_to_cpu(sb.version)))
 		return fail(err, errlen, -EUCLEAN, "bad metadata start");
 	md = vc_le64_to_cpu(sb.md_sectors);
 	if (md != vc_div_u64(nr + VC_RECS_PER_SECTOR - 1, VC_RECS_PER_SECTOR))
 		return fail(err, errlen, -EUCLEAN, "metadata size does not match block count");
 	data = vc_le64_to_cpu(sb.data_start);
-	if (data < VC_MD_START + md || (data & (bsec - 1)) || data > dev_sectors)
+	if (data < vc_le64_to_cpu(sb.md_start) + md || (data & (bsec - 1)) ||
+	    data > dev_sectors)
 		return fail(err, errlen, -EUCLEAN, "bad data start %llu", (unsigned long long)data);
 	if (nr > vc_div_u64(dev_sectors - data, bsec))
 		return fail(err, errlen, -EUCLEAN, "cache blocks exceed the device (%llu sectors)",
@@ -636,22 +657,25 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 }
 
 /*
- * Read both superblock copies and return in @sb the valid one with the
- * highest seq.  If neither verifies, the reason (in @err) is the more
- * telling of the two: a damaged copy rather than "no vcache metadata".
+ * Read the superblock copies (sector 0, and the second copy where format 3
+ * or format 2 puts it) and return in @sb the valid one with the highest
+ * seq; a copy counts only where its own version puts one.  If none
+ * verifies, the reason (in @err) is the most telling: a damaged copy
+ * rather than "no vcache metadata".
  */
 int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		  size_t errlen)
 {
-	static const u64 where[2] = { VC_SB_SECTOR, VC_SB2_SECTOR };
+	static const u64 where[3] = { VC_SB_SECTOR, VC_SB2_SECTOR,
+				      VC_V2_SB2_SECTOR };
 	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
 	struct vc_sb cand;
-	char why[2][128];
-	int res[2], i, best = -1;
+	char why[3][128];
+	int res[3], i, best = -1;
 
 	if (!b)
 		return fail(err, errlen, -ENOMEM, "out of memory");
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		why[i][0] = 0;
 		res[i] = vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, where[i],
 				    VC_SECTOR_SIZE, b);
@@ -664,6 +688,10 @@ int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		vc_buf_to_mem(&cand, b, 0, sizeof(cand));
 		res[i] = vc_sb_check(&cand, cdev->nr_sectors, why[i],
 				     sizeof(why[i]));
+		if (!res[i] && i &&
+		    vc_fmt_sb2_sector(vc_le32_to_cpu(cand.version)) != where[i])
+			res[i] = fail(why[i], sizeof(why[i]), -ENODATA,
+				      "no vcache metadata (bad magic)");
 		if (res[i])
 			continue;
 		if (best < 0 ||
@@ -675,7 +703,10 @@ int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 	vc_buf_free(b);
 	if (best >= 0)
 		return 0;
-	i = (res[0] == -ENODATA && res[1] != -ENODATA) ? 1 : 0;
+	for (i = 0; i < 3 && res[i] == -ENODATA; i++)
+		;
+	if (i == 3)
+		i = 0;
 	return fail(err, errlen, res[i], "%s", why[i]);
 }
 
@@ -709,7 +740,7 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b,
 	u32 i, j;
 	int e;
 
-	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, VC_DEVTAB_SECTOR,
+	e = vc_sync_io(c->cdev, VC_DEV_READ, VC_DEV_META, c->devtab_sector,
 		       VC_DEVTAB_SECTORS * VC_SECTOR_SIZE, b);
 	if (e)
 		return fail(err, errlen, e, "cannot read the device table: error %d", e);
@@ -724,7 +755,7 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b,
 		if (vc_le32_to_cpu(ds.magic) != VC_DEV_MAGIC ||
 		    vc_crc32c(c->nonce, &ds, sizeof(ds)) != crc)
 			e = fail(err, errlen, -EUCLEAN, "device table entry %u: bad checksum", i);
-		else if (vc_le32_to_cpu(ds.index) != VC_DEVTAB_SECTOR + i)
+		else if (vc_le32_to_cpu(ds.index) != c->devtab_sector + i)
 			e = fail(err, errlen, -EUCLEAN, "device table entry %u: misplaced", i);
 		else if (fl & ~VC_DEVF_IN_USE)
 			e = fail(err, errlen, -EUCLEAN, "device table entry %u: bad flags", i);
@@ -767,9 +798,13 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, struct load_ctx *lc)
 		return 0;
 	if ((r >> VC_REC_FLAG_SHIFT << VC_REC_FLAG_SHIFT) & ~VC_REC_KNOWN_FLAGS)
 		return fail(err, errlen, -EUCLEAN, "block %u: unknown record flags", blk);
-	if (!(r & VC_REC_VALID))
+	if (r & VC_REC_LOST) {
+		if ((r & (VC_REC_VALID | VC_REC_DIRTY)) || c->version < 3)
+			return fail(err, errlen, -EUCLEAN, "block %u: bad lost record", blk);
+	} else if (!(r & VC_REC_VALID)) {
 		return fail(err, errlen, -EUCLEAN, "block %u: record without valid flag", blk);
-	if (!lc->clean && !(r & VC_REC_DIRTY))
+	}
+	if (!lc->clean && !(r & (VC_REC_DIRTY | VC_REC_LOST)))
 		return 0;	/* clean records are not trusted after a crash */
 	lba = r & VC_REC_BLOCK_MASK;
 	dev = (u32)((r >> VC_REC_DEV_SHIFT) & VC_REC_DEV_MASK);
@@ -786,6 +821,13 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, struct load_ctx *lc)
 	if (vc_lookup(c, s, key) != ~0u)
 		return fail(err, errlen, -EUCLEAN, "block %u: backing block %llu of device %u cached twice",
 		     blk, (unsigned long long)lba, dev);
+	if (r & VC_REC_LOST) {
+		/* reads of the backing block keep failing: a lost marker */
+		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST |
+				  B_FLASHDIRTY);
+		vc_hash_insert(c, s, blk);
+		return 0;
+	}
 	w = key | B_VALID;
 	if (r & VC_REC_DIRTY)
 		w |= B_DIRTY | B_FLASHDIRTY |

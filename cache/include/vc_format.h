@@ -10,19 +10,25 @@
  *
  * Layout (sectors of 512 bytes):
  *
- *   0, 17                   superblock (struct vc_sb), two copies: writes
- *                           alternate between them (seq even: 0, odd: 17)
+ *   0, 24                   superblock (struct vc_sb), two copies: writes
+ *                           alternate between them (seq even: 0, odd: 24)
  *                           and the loader takes the valid one with the
  *                           highest seq, so a torn or unreadable
- *                           superblock write leaves the previous one
- *   1 .. 16                 backing device table, one entry per sector
+ *                           superblock write leaves the previous one.
+ *                           Each copy is alone in its 4 KiB: a device
+ *                           with 4 KiB physical blocks that tears a write
+ *                           of another structure never takes a copy with it
+ *   8 .. 23                 backing device table, one entry per sector
  *                           (struct vc_dev_sector), slot = backing dev id
  *   md_start .. +md_sectors block records (struct vc_rec_sector), 63 per
  *                           sector, record i in sector md_start + i / 63
  *   data_start ..           cache blocks, block i at
  *                           data_start + i * (block_size / 512)
  *
- * md_start is 24 (4 KiB aligned); data_start is aligned to the block size.
+ * md_start is 32 (4 KiB aligned); data_start is aligned to the block size.
+ *
+ * Version 2 (still loaded and kept as version 2): copies at 0 and 17, the
+ * device table at 1 .. 16, md_start 24, no lost records.
  *
  * CRCs: crc32c (Castagnoli) over the whole sector with the crc field set
  * to zero.  The superblock's crc starts from ~0; every other sector's crc
@@ -33,8 +39,9 @@
  * The cache device must take 512-byte writes (logical block size 512;
  * 512e devices do a read-modify-write of their physical sector).
  *
- * Version 1 had one superblock copy (sector 0); it is still loaded, and
- * rewritten as version 2 at the first superblock write.
+ * Version 1 had one superblock copy (sector 0) in the version 2 layout;
+ * it is still loaded, and rewritten as version 2 at the first superblock
+ * write.
  *
  * Crash consistency:
  *   - sb.clean == VC_SB_CLEAN only after a clean shutdown wrote every
@@ -71,14 +78,18 @@ static inline vc_le32 vc_cpu_to_le32(u32 v) { return v; }
 static inline vc_le64 vc_cpu_to_le64(u64 v) { return v; }
 
 #define VC_SB_MAGIC		0x444d454843414356ULL	/* "VCACHEMD" */
-#define VC_FORMAT_VERSION	2
+#define VC_FORMAT_VERSION	3
 #define VC_FORMAT_VERSION_MIN	1	/* oldest version still loaded */
 #define VC_SB_CLEAN		0x4e41454cu		/* "LEAN" */
 #define VC_SB_SECTOR		0
-#define VC_SB2_SECTOR		17			/* second copy */
-#define VC_DEVTAB_SECTOR	1
+#define VC_SB2_SECTOR		24			/* second copy */
+#define VC_DEVTAB_SECTOR	8
 #define VC_DEVTAB_SECTORS	16			/* = VC_MAX_BACKING */
-#define VC_MD_START		24
+#define VC_MD_START		32
+/* the version 1 and 2 layout */
+#define VC_V2_SB2_SECTOR	17
+#define VC_V2_DEVTAB_SECTOR	1
+#define VC_V2_MD_START		24
 #define VC_RECS_PER_SECTOR	63
 #define VC_FMT_MAX_PARAMS	32
 #define VC_DEV_MAGIC		0x56454456u		/* "VDEV" */
@@ -140,7 +151,14 @@ struct vc_dev_sector {
 #define VC_REC_FLAG_SHIFT	56
 #define VC_REC_VALID		(1ULL << 56)
 #define VC_REC_DIRTY		(1ULL << 57)
-#define VC_REC_KNOWN_FLAGS	(VC_REC_VALID | VC_REC_DIRTY)
+/*
+ * Version 3: (without VALID) the newest data of the backing block was
+ * lost (a cache read or write-back failure): reads of it fail until a
+ * write covers the whole block or a discard does.  Trusted after a crash
+ * like a DIRTY record.
+ */
+#define VC_REC_LOST		(1ULL << 58)
+#define VC_REC_KNOWN_FLAGS	(VC_REC_VALID | VC_REC_DIRTY | VC_REC_LOST)
 
 struct vc_rec_sector {
 	vc_le32 crc;
@@ -155,6 +173,22 @@ VC_STATIC_ASSERT_FMT(sizeof(struct vc_rec_sector) == 512, "rec sector");
 
 /* crc32c (Castagnoli, reflected, poly 0x82f63b78), no final inversion. */
 u32 vc_crc32c(u32 crc, const void *data, size_t len);
+
+/* Where a version puts its second superblock copy, device table, records. */
+static inline u64 vc_fmt_sb2_sector(u32 version)
+{
+	return version >= 3 ? VC_SB2_SECTOR : VC_V2_SB2_SECTOR;
+}
+
+static inline u64 vc_fmt_devtab_sector(u32 version)
+{
+	return version >= 3 ? VC_DEVTAB_SECTOR : VC_V2_DEVTAB_SECTOR;
+}
+
+static inline u64 vc_fmt_md_start(u32 version)
+{
+	return version >= 3 ? VC_MD_START : VC_V2_MD_START;
+}
 
 /* Sector of the record of cache block @i. */
 static inline u64 vc_rec_sector_of(u64 md_start, u64 i)

@@ -258,6 +258,86 @@ static void test_double_failure_marks_lost(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * 6. A lost marker outlives a power cut and a clean reload (format 3: a
+ * LOST record): reads keep failing, never return the backing device's
+ * older data.  A whole-block write then clears it for good, a partial one
+ * does not, and a discard does.
+ */
+static void test_lost_marker_persists(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(0);
+	struct inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
+			  .err = -EIO };
+	u8 buf[512];
+	struct tenv t;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 4, 1);
+	back_put(&t, 6, 1);
+	assert_int_equal(t_write_pat(&t, 4, 1, 2, 0), 0);	/* dirty */
+	assert_int_equal(t_write_pat(&t, 6, 1, 2, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, inject, &rd);
+	assert_int_equal(t_check_pat(&t, 4, 1, 2), -EIO);	/* lost */
+	rd.left = 1;
+	assert_int_equal(t_check_pat(&t, 6, 1, 2), -EIO);	/* lost */
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(t_stats(&t).lost_marked, 2);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_stats(&t).lost_marked, 2);
+	assert_int_equal(t_check_pat(&t, 4, 1, 1), -EIO);
+	assert_int_equal(t_check_pat(&t, 6, 1, 1), -EIO);
+	/* a clean shutdown keeps them too */
+	assert_int_equal(vc_cache_shutdown(t.c, 0), 0);
+	t.c = NULL;
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 1), -EIO);
+	/* partial write: still lost; whole block: cleared, durably */
+	memset(buf, 0x11, sizeof(buf));
+	assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 4 * T_BSEC, 512, buf), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 1), -EIO);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);
+	assert_int_equal(t_io(&t, VC_OP_DISCARD, 0, 6 * T_BSEC, T_BS, NULL), 0);
+	assert_int_equal(t_stats(&t).lost_marked, 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_stats(&t).lost_marked, 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);
+	assert_true(t_check_pat(&t, 6, 1, 1) >= 0);	/* readable again */
+	t_teardown(&t);
+}
+
+/*
+ * 6b. A lost marker's device is detached (not kept): the marker and its
+ * LOST record go with it, so the slot can name another device.
+ */
+static void test_lost_marker_leaves_with_device(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(0);
+	struct inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
+			  .err = -EIO };
+	struct tenv t;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 2, 0), 0);
+	vc_memdev_set_fail(t.cm, inject, &rd);
+	assert_int_equal(t_check_pat(&t, 4, 1, 2), -EIO);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), 0);
+	assert_int_equal(t_stats(&t).lost_marked, 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_stats(&t).lost_marked, 0);
+	assert_true(t_check_pat(&t, 4, 1, 2) >= 0);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +346,8 @@ int main(void)
 		cmocka_unit_test(test_shutdown_records_after_data),
 		cmocka_unit_test(test_stale_clean_sb_copy),
 		cmocka_unit_test(test_double_failure_marks_lost),
+		cmocka_unit_test(test_lost_marker_persists),
+		cmocka_unit_test(test_lost_marker_leaves_with_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
