@@ -480,6 +480,68 @@ static void test_superblock_copies(void **st)
 }
 
 /*
+ * A version 2 cache (copies at 0 and 17, device table at 1, records at
+ * 24), left by an older module after a crash, loads with every dirty
+ * block and stays version 2 (an older module can still load it).
+ */
+static void test_loads_version_2(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct vc_dev_sector ds;
+	struct vc_rec_sector rs;
+	struct vc_sb sb, a, b;
+	u64 i, md;
+	u8 zero[512];
+
+	(void)st;
+	t_setup(&ct, 256, 4096, false, &cfg);
+	fill_some(&ct);
+	t_crash(&ct);
+	rd_sector(VC_SB_SECTOR, &a);
+	rd_sector(VC_SB2_SECTOR, &b);
+	sb = a.seq > b.seq ? a : b;
+	md = sb.md_sectors;
+	/* move the device table and the records to the version 2 places */
+	for (i = 0; i < VC_DEVTAB_SECTORS; i++) {
+		rd_sector(VC_DEVTAB_SECTOR + i, &ds);
+		ds.index = (u32)(VC_V2_DEVTAB_SECTOR + i);
+		ds.crc = 0;
+		ds.crc = vc_crc32c(nonce(), &ds, sizeof(ds));
+		wr_sector(VC_V2_DEVTAB_SECTOR + i, &ds);
+	}
+	for (i = 0; i < md; i++) {
+		rd_sector(VC_MD_START + i, &rs);
+		rs.index = (u32)(VC_V2_MD_START + i);
+		fix_rec_crc(&rs);
+		wr_sector(VC_V2_MD_START + i, &rs);
+	}
+	memset(zero, 0, sizeof(zero));
+	for (i = VC_V2_MD_START + md; i < sb.data_start; i++)
+		wr_sector(i, zero);
+	sb.version = 2;
+	sb.md_start = VC_V2_MD_START;
+	fix_sb_crc(&sb);
+	wr_sector(VC_SB_SECTOR, &sb);
+	sb.seq--;
+	fix_sb_crc(&sb);
+	wr_sector(VC_V2_SB2_SECTOR, &sb);
+	assert_int_equal(t_reload(&ct), 0);
+	assert_int_equal(t_stats(&ct).dirty_blocks, 40);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_check_pat(&ct, i * 5, 1, (u32)i + 1), 0);
+	assert_int_equal(vc_cache_shutdown(ct.c, 0), 0);
+	ct.c = NULL;
+	rd_sector(VC_SB_SECTOR, &a);
+	rd_sector(VC_V2_SB2_SECTOR, &b);
+	assert_int_equal(a.version, 2);
+	assert_int_equal(b.version, 2);
+	assert_int_equal(t_reload(&ct), 0);
+	assert_int_equal(t_stats(&ct).dirty_blocks, 40);
+	assert_int_equal(t_check_pat(&ct, 5, 1, 2), 0);
+	t_teardown(&ct);
+}
+
+/*
  * A damaged record sector refuses the whole cache; VC_LOAD_SALVAGE loads
  * every record that verifies, counts what it skipped and rewrites the
  * metadata, so the next plain load works.
@@ -568,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_refuse_corrupt),
 		cmocka_unit_test(test_reformat_forgets),
 		cmocka_unit_test(test_superblock_copies),
+		cmocka_unit_test(test_loads_version_2),
 		cmocka_unit_test(test_salvage),
 		cmocka_unit_test(test_4kn_cache_device),
 	};
