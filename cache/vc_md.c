@@ -716,6 +716,8 @@ struct load_ctx {
 	bool salvage;
 	u64 bad_sectors;	/* record sectors skipped */
 	u64 bad_records;	/* records skipped */
+	u64 marked;		/* lost markers from damaged sectors */
+	bool suspect;		/* loading a sector that did not verify */
 	u32 bad_devs;		/* device table entries dropped (mask) */
 	char *err;
 	size_t errlen;
@@ -804,7 +806,7 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, struct load_ctx *lc)
 	} else if (!(r & VC_REC_VALID)) {
 		return fail(err, errlen, -EUCLEAN, "block %u: record without valid flag", blk);
 	}
-	if (!lc->clean && !(r & (VC_REC_DIRTY | VC_REC_LOST)))
+	if ((!lc->clean || lc->suspect) && !(r & (VC_REC_DIRTY | VC_REC_LOST)))
 		return 0;	/* clean records are not trusted after a crash */
 	lba = r & VC_REC_BLOCK_MASK;
 	dev = (u32)((r >> VC_REC_DEV_SHIFT) & VC_REC_DEV_MASK);
@@ -818,13 +820,37 @@ static int load_rec(struct vc_cache *c, u32 blk, u64 r, struct load_ctx *lc)
 	s = &c->sets[vc_set_of(c, key)];
 	if (blk < s->first || blk >= s->first + s->ways)
 		return fail(err, errlen, -EUCLEAN, "block %u: record in the wrong set", blk);
-	if (vc_lookup(c, s, key) != ~0u)
-		return fail(err, errlen, -EUCLEAN, "block %u: backing block %llu of device %u cached twice",
-		     blk, (unsigned long long)lba, dev);
-	if (r & VC_REC_LOST) {
-		/* reads of the backing block keep failing: a lost marker */
+	if (vc_lookup(c, s, key) != ~0u) {
+		u32 o = vc_lookup(c, s, key);
+
+		/*
+		 * Salvaging: a marker from a damaged sector gives way to the
+		 * verified record of the same block.
+		 */
+		if (lc->salvage && !lc->suspect && lc->marked &&
+		    (c->words[o] & (B_TOMB | B_LOST)) == (B_TOMB | B_LOST) &&
+		    !(r & VC_REC_LOST)) {
+			vc_hash_remove(c, s, o);
+			vc_block_set_word(c, s, o, 0);
+			lc->marked--;
+		} else {
+			return fail(err, errlen, -EUCLEAN, "block %u: backing block %llu of device %u cached twice",
+				    blk, (unsigned long long)lba, dev);
+		}
+	}
+	if ((r & VC_REC_LOST) || lc->suspect) {
+		/*
+		 * Reads of the backing block keep failing: a lost marker.  A
+		 * record of a damaged sector that still names a plausible
+		 * dirty block becomes one too: its data cannot be trusted,
+		 * and the backing device holds older data.
+		 */
+		if (lc->suspect) {
+			lc->marked++;
+			vc_stat_add(VC_DSTAT(c, dev, lost_blocks), 1);
+		}
 		vc_block_set_word(c, s, blk, key | B_TOMB | B_LOST |
-				  B_FLASHDIRTY);
+				  (c->version >= 3 ? B_FLASHDIRTY : 0));
 		vc_hash_insert(c, s, blk);
 		return 0;
 	}
@@ -853,16 +879,30 @@ static int load_rec_sector(struct vc_cache *c, u64 sidx,
 	if (!rs)
 		return damaged(lc, &lc->bad_sectors, -EIO);
 	crc = vc_le32_to_cpu(rs->crc);
+	e = 0;
 	if (rec_crc(c, rs) != crc)
-		return damaged(lc, &lc->bad_sectors,
-			       fail(lc->err, lc->errlen, -EUCLEAN,
-				    "metadata sector %llu: bad checksum",
-				    (unsigned long long)sector));
-	if (vc_le32_to_cpu(rs->index) != (u32)sector)
-		return damaged(lc, &lc->bad_sectors,
-			       fail(lc->err, lc->errlen, -EUCLEAN,
-				    "metadata sector %llu: misplaced",
-				    (unsigned long long)sector));
+		e = fail(lc->err, lc->errlen, -EUCLEAN,
+			 "metadata sector %llu: bad checksum",
+			 (unsigned long long)sector);
+	else if (vc_le32_to_cpu(rs->index) != (u32)sector)
+		e = fail(lc->err, lc->errlen, -EUCLEAN,
+			 "metadata sector %llu: misplaced",
+			 (unsigned long long)sector);
+	if (e) {
+		if (damaged(lc, &lc->bad_sectors, e))
+			return e;
+		/* salvage: what still looks like a dirty block is lost */
+		lc->suspect = true;
+		for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
+			u64 blk = sidx * VC_RECS_PER_SECTOR + j;
+
+			if (blk < c->nr_blocks)
+				load_rec(c, (u32)blk,
+					 vc_le64_to_cpu(rs->rec[j]), lc);
+		}
+		lc->suspect = false;
+		return 0;
+	}
 	for (j = 0; j < VC_RECS_PER_SECTOR; j++) {
 		u64 blk = sidx * VC_RECS_PER_SECTOR + j;
 		u64 r = vc_le64_to_cpu(rs->rec[j]);
@@ -919,10 +959,12 @@ static int salvage_rewrite(struct vc_cache *c, struct load_ctx *lc)
 	u32 i;
 	int e;
 
-	vc_log_err("%s: salvage: %llu record sectors and %llu records did not verify and were skipped, %u device table entries dropped: the dirty data they described is lost",
+	vc_log_err("%s: salvage: %llu record sectors and %llu records did not verify and were skipped, %u device table entries dropped: the dirty data they described is lost; %llu blocks they still name read as errors until rewritten (last damage: %s)",
 		   c->cdev->name, (unsigned long long)lc->bad_sectors,
 		   (unsigned long long)lc->bad_records,
-		   vc_popcount64(lc->bad_devs));
+		   vc_popcount64(lc->bad_devs),
+		   (unsigned long long)lc->marked,
+		   lc->err && lc->errlen ? lc->err : "?");
 	vc_stat_add(VC_STAT(c, load_bad_sectors), lc->bad_sectors);
 	vc_stat_add(VC_STAT(c, load_bad_records), lc->bad_records);
 	e = vc_md_write_all(c);

@@ -112,7 +112,10 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
  * records that do not verify are skipped instead of refusing the cache:
  * every record that verifies is loaded, the rest are counted
  * (vc_stats.load_bad_sectors, load_bad_records) and logged, and their
- * blocks are never served (their dirty data, if any, is lost).  A bad
+ * cache blocks are never served (their dirty data, if any, is lost); a
+ * record of a damaged but readable sector that still names a plausible
+ * dirty block leaves a lost marker (reads of it fail until rewritten,
+ * never return older data).  A bad
  * device-table entry makes its device unknown (its records are skipped).
  * The superblock must still verify (one of its two copies).
  */

@@ -275,7 +275,13 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 		goto out_fail;
 	}
 	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
-	err = vc_cache_load(&c->flash.dev, 0, &c->engine, msg, sizeof(msg));
+	/*
+	 * Salvage: a damaged record sector does not strand every other dirty
+	 * block; what it described is logged and counted (load_bad_sectors),
+	 * and the blocks it still names read as errors (lost markers).
+	 */
+	err = vc_cache_load(&c->flash.dev, VC_LOAD_SALVAGE, &c->engine, msg,
+			    sizeof(msg));
 	if (err) {
 		pr_err("%s: cannot load the cache: %s (error %d); it stays failed until deleted\n",
 		       c->name, msg, err);

@@ -546,6 +546,26 @@ static void test_loads_version_2(void **st)
  * every record that verifies, counts what it skipped and rewrites the
  * metadata, so the next plain load works.
  */
+/*
+ * Each block fill_some() wrote reads back its data or fails; one reads
+ * older data at most (its record was the damaged one); @eio fail.
+ */
+static void check_salvaged(u64 eio)
+{
+	u32 i, old = 0, failed = 0;
+
+	for (i = 0; i < 40; i++) {
+		int e = t_check_pat(&ct, i * 5, 1, i + 1);
+
+		if (e == 1)
+			old++;
+		else if (e)
+			failed++;
+	}
+	assert_true(old <= 1);
+	assert_int_equal(failed, eio);
+}
+
 static void test_salvage(void **st)
 {
 	struct vc_cache_config cfg = quiet_cfg();
@@ -581,14 +601,26 @@ static void test_salvage(void **st)
 		      (unsigned long long)lost);
 	assert_int_equal(s.load_bad_sectors, 1);
 	assert_int_equal(s.dirty_blocks, 40 - lost);
+	/*
+	 * The damaged sector's records that still name a dirty block (all
+	 * but the flipped one, which now names a block beyond the device)
+	 * are lost markers: those blocks read as errors, never as the
+	 * backing device's older data.
+	 */
+	print_message("  %llu lost markers from the damaged sector\n",
+		      (unsigned long long)s.lost_marked);
+	assert_int_equal(s.lost_marked, lost - 1);
 	assert_int_equal(vc_cache_attach(ct.c, vc_memdev_dev(ct.bm), "hdd0",
 					 &ct.dev), 0);
+	check_salvaged(lost - 1);
 	t_crash(&ct);
-	/* the metadata verifies again */
+	/* the metadata verifies again; the markers stay */
 	assert_int_equal(t_reload(&ct), 0);
 	s = t_stats(&ct);
 	assert_int_equal(s.dirty_blocks, 40 - lost);
+	assert_int_equal(s.lost_marked, lost - 1);
 	assert_int_equal(s.load_bad_sectors, 0);
+	check_salvaged(lost - 1);
 	t_teardown(&ct);
 }
 
