@@ -238,7 +238,8 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		return err;
 	}
 	if (!fit || cfg->mode >= VC_NR_MODES || cfg->policy >= VC_NR_POLICIES ||
-	    (cfg->flags & ~VC_CFG_NODATA) || params_check(cfg->params.v))
+	    (cfg->flags & ~VC_CFG_NODATA) || params_check(cfg->params.v) ||
+	    vc_strnlen(cfg->label, sizeof(cfg->label)) == sizeof(cfg->label))
 		return -EINVAL;
 	if (cfg->nr_blocks > fit)
 		return -ENOSPC;
@@ -254,6 +255,7 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 	vc_atomic_set(&c->policy, (int)cfg->policy);
 	for (i = 0; i < VC_NR_PARAMS; i++)
 		c->params[i] = cfg->params.v[i];
+	vc_memcpy(c->label, cfg->label, sizeof(c->label) - 1);
 	/* a nonce different from the previous format's */
 	c->nonce = (u32)vc_hash64(vc_now_ns() ^ ((u64)(unsigned long)c << 16) ^
 				  c->nr_blocks);
@@ -304,6 +306,7 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 	c->nonce = vc_le32_to_cpu(sb.nonce);
 	c->set_shift = vc_le32_to_cpu(sb.set_shift);
 	c->sb_seq = vc_le64_to_cpu(sb.seq);
+	vc_memcpy(c->label, sb.label, sizeof(c->label));
 	vc_atomic_set(&c->mode, (int)vc_le32_to_cpu(sb.mode));
 	vc_atomic_set(&c->policy, (int)vc_le32_to_cpu(sb.policy));
 	for (i = 0; i < VC_NR_PARAMS; i++)
@@ -434,6 +437,8 @@ int vc_cache_backing_info(struct vc_cache *c, u32 id,
 	bi->uuid[VC_UUID_LEN - 1] = 0;
 	bi->nr_sectors = b->nr_sectors;
 	bi->dirty_blocks = (u64)vc_atomic64_read(&b->nr_dirty);
+	vc_memcpy(bi->label, b->label, sizeof(bi->label));
+	bi->label[sizeof(bi->label) - 1] = 0;
 	vc_mutex_unlock(&c->ctl_mutex);
 	return b->in_use ? 0 : -ENOENT;
 }
@@ -592,10 +597,76 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	}
 	c->bdev[id].in_use = false;
 	vc_memset(c->bdev[id].uuid, 0, sizeof(c->bdev[id].uuid));
+	vc_memset(c->bdev[id].label, 0, sizeof(c->bdev[id].label));
 	err = vc_md_write_dev(c, id);
 out:
 	if (err && ds.keep)
 		c->bdev[id].parked = false;
+	vc_mutex_unlock(&c->ctl_mutex);
+	return err;
+}
+
+/* ---------------------------------------------------------------- names */
+_Static_assert(sizeof(((struct vc_cache_config *)0)->label) == VC_LABEL_LEN &&
+	       sizeof(((struct vc_backing_info *)0)->label) == VC_LABEL_LEN,
+	       "labels as long as on flash");
+
+static int label_copy(u8 *dst, const char *label)
+{
+	size_t n = label ? vc_strnlen(label, VC_LABEL_LEN) : 0;
+
+	if (n >= VC_LABEL_LEN)
+		return -EINVAL;
+	vc_memset(dst, 0, VC_LABEL_LEN);
+	vc_memcpy(dst, label, n);
+	return 0;
+}
+
+int vc_cache_set_label(struct vc_cache *c, const char *label)
+{
+	u8 old[VC_LABEL_LEN];
+	int err;
+
+	if (c->version < 3)
+		return -EOPNOTSUPP;
+	vc_mutex_lock(&c->ctl_mutex);
+	vc_memcpy(old, c->label, sizeof(old));
+	err = label_copy(c->label, label);
+	if (!err)
+		err = vc_md_write_sb(c, false);
+	if (err)
+		vc_memcpy(c->label, old, sizeof(old));
+	vc_mutex_unlock(&c->ctl_mutex);
+	return err;
+}
+
+void vc_cache_get_label(struct vc_cache *c, char *out)
+{
+	vc_mutex_lock(&c->ctl_mutex);
+	vc_memcpy(out, c->label, VC_LABEL_LEN);
+	vc_mutex_unlock(&c->ctl_mutex);
+	out[VC_LABEL_LEN - 1] = 0;
+}
+
+int vc_cache_set_dev_label(struct vc_cache *c, u32 id, const char *label)
+{
+	u8 old[VC_LABEL_LEN];
+	int err;
+
+	if (c->version < 3)
+		return -EOPNOTSUPP;
+	if (id >= VC_MAX_BACKING)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	err = -ENOENT;
+	if (c->bdev[id].in_use) {
+		vc_memcpy(old, c->bdev[id].label, sizeof(old));
+		err = label_copy(c->bdev[id].label, label);
+		if (!err)
+			err = vc_md_write_dev(c, id);
+		if (err)
+			vc_memcpy(c->bdev[id].label, old, sizeof(old));
+	}
 	vc_mutex_unlock(&c->ctl_mutex);
 	return err;
 }

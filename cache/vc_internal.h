@@ -214,6 +214,7 @@ struct vc_bdev_slot {
 	struct vc_dev *dev;	/* NULL while not attached */
 	bool in_use;		/* slot reserved on flash */
 	u8 uuid[48];
+	u8 label[VC_LABEL_LEN];
 	u64 nr_sectors;
 	vc_atomic64_t nr_dirty;
 	vc_atomic_t inflight;	/* host requests in flight */
@@ -281,6 +282,7 @@ struct vc_cache {
 	u32 set_shift;		/* vc_set_of() hashes block >> set_shift */
 	u64 sb_seq;
 	u32 version;		/* on-flash format (vc_format.h) */
+	u8 label[VC_LABEL_LEN];	/* the cache's name (format 3) */
 	u64 sb2_sector, devtab_sector;	/* where this version has them */
 
 	/* mode: requested by the admin, and degradation level */

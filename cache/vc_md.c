@@ -402,6 +402,8 @@ static void sb_fill(struct vc_cache *c, struct vc_sb *sb, bool clean)
 	sb->policy = vc_cpu_to_le32((u32)vc_atomic_read(&c->policy));
 	sb->nr_params = vc_cpu_to_le32(VC_NR_PARAMS);
 	sb->set_shift = vc_cpu_to_le32(c->set_shift);
+	if (c->version >= 3)
+		vc_memcpy(sb->label, c->label, sizeof(sb->label));
 	for (i = 0; i < VC_NR_PARAMS; i++)
 		sb->params[i] = vc_cpu_to_le64(vc_param(c, i));
 	sb->crc = vc_cpu_to_le32(vc_crc32c(~0u, sb, sizeof(*sb)));
@@ -441,6 +443,8 @@ static void dev_fill(struct vc_cache *c, u32 id, struct vc_dev_sector *ds)
 		ds->flags = vc_cpu_to_le32(VC_DEVF_IN_USE);
 		ds->nr_sectors = vc_cpu_to_le64(d->nr_sectors);
 		vc_memcpy(ds->uuid, d->uuid, sizeof(ds->uuid));
+		if (c->version >= 3)
+			vc_memcpy(ds->label, d->label, sizeof(ds->label));
 	}
 	ds->crc = vc_cpu_to_le32(vc_crc32c(c->nonce, ds, sizeof(*ds)));
 }
@@ -653,6 +657,14 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 	for (i = 0; i < sizeof(sb.reserved); i++)
 		if (sb.reserved[i])
 			return fail(err, errlen, -EUCLEAN, "reserved superblock bytes not zero");
+	if (vc_le32_to_cpu(sb.version) < 3) {
+		for (i = 0; i < sizeof(sb.label); i++)
+			if (sb.label[i])
+				return fail(err, errlen, -EUCLEAN, "reserved superblock bytes not zero");
+	} else if (vc_strnlen((const char *)sb.label, sizeof(sb.label)) ==
+		   sizeof(sb.label)) {
+		return fail(err, errlen, -EUCLEAN, "superblock name not terminated");
+	}
 	return 0;
 }
 
@@ -764,6 +776,12 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b,
 		for (j = 0; !e && j < sizeof(ds.reserved); j++)
 			if (ds.reserved[j])
 				e = fail(err, errlen, -EUCLEAN, "device table entry %u: reserved bytes", i);
+		for (j = 0; !e && c->version < 3 && j < sizeof(ds.label); j++)
+			if (ds.label[j])
+				e = fail(err, errlen, -EUCLEAN, "device table entry %u: reserved bytes", i);
+		if (!e && vc_strnlen((const char *)ds.label, sizeof(ds.label)) ==
+		    sizeof(ds.label))
+			e = fail(err, errlen, -EUCLEAN, "device table entry %u: name not terminated", i);
 		if (!e && (fl & VC_DEVF_IN_USE) &&
 		    (vc_strnlen((const char *)ds.uuid, sizeof(ds.uuid)) ==
 		     sizeof(ds.uuid) || !ds.uuid[0]))
@@ -784,6 +802,7 @@ static int load_devs(struct vc_cache *c, struct vc_buf *b,
 		c->bdev[i].in_use = true;
 		c->bdev[i].nr_sectors = vc_le64_to_cpu(ds.nr_sectors);
 		vc_memcpy(c->bdev[i].uuid, ds.uuid, sizeof(ds.uuid));
+		vc_memcpy(c->bdev[i].label, ds.label, sizeof(ds.label));
 	}
 	return 0;
 }

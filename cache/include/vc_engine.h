@@ -86,6 +86,8 @@ struct vc_cache_config {
 	u32 policy;		/* enum vc_policy */
 	u32 flags;		/* VC_CFG_* */
 	struct vc_params params;
+	/* a name kept in the superblock (format 3), NUL terminated; "" none */
+	char label[32];
 };
 
 /* Fill @cfg with defaults (4 KiB blocks, WB, LRU, default params). */
@@ -140,7 +142,17 @@ struct vc_backing_info {
 	char uuid[VC_UUID_LEN];	/* its identity, NUL terminated */
 	u64 nr_sectors;		/* size when it was attached */
 	u64 dirty_blocks;	/* its blocks dirty now */
+	char label[32];		/* vc_cache_set_dev_label(), "" none */
 };
+
+/*
+ * Names kept on the cache device with the cache (format 3; -EOPNOTSUPP
+ * on an older format): the cache's own, and one per backing slot in use.
+ * At most 31 bytes, NUL terminated.  Control path (writes metadata).
+ */
+int vc_cache_set_label(struct vc_cache *c, const char *label);
+void vc_cache_get_label(struct vc_cache *c, char *out);
+int vc_cache_set_dev_label(struct vc_cache *c, u32 id, const char *label);
 
 /*
  * Fill @bi for slot @id: 0, -ENOENT (slot unused: @bi says so), -EINVAL.

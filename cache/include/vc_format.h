@@ -92,6 +92,7 @@ static inline vc_le64 vc_cpu_to_le64(u64 v) { return v; }
 #define VC_V2_MD_START		24
 #define VC_RECS_PER_SECTOR	63
 #define VC_FMT_MAX_PARAMS	32
+#define VC_LABEL_LEN		32	/* names kept on flash, with the NUL */
 #define VC_DEV_MAGIC		0x56454456u		/* "VDEV" */
 #define VC_REC_MAGIC		0x43455256u		/* "VREC" */
 
@@ -120,7 +121,12 @@ struct vc_sb {
 	 * needs few record sectors).
 	 */
 	vc_le32 set_shift;
-	u8 reserved[512 - 92 - 8 * VC_FMT_MAX_PARAMS];
+	/*
+	 * Version 3: the cache's name, NUL padded (the kernel finds a cache
+	 * on a plain block device again by it).  Zero in older versions.
+	 */
+	u8 label[VC_LABEL_LEN];
+	u8 reserved[512 - 92 - VC_LABEL_LEN - 8 * VC_FMT_MAX_PARAMS];
 };
 
 #define VC_SET_SHIFT	8
@@ -135,7 +141,9 @@ struct vc_dev_sector {
 	vc_le32 flags;
 	vc_le64 nr_sectors;	/* backing device size when attached */
 	u8 uuid[48];		/* NUL padded identity */
-	u8 reserved[512 - 72];
+	/* version 3: the cached device's name, NUL padded; zero before */
+	u8 label[VC_LABEL_LEN];
+	u8 reserved[512 - 72 - VC_LABEL_LEN];
 };
 
 /*

@@ -541,6 +541,40 @@ static void test_loads_version_2(void **st)
 	t_teardown(&ct);
 }
 
+/* Names kept with the cache (format 3) come back after a cut and a reload. */
+static void test_labels(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct vc_backing_info bi;
+	char name[32], err[160];
+	struct vc_sb sb;
+
+	(void)st;
+	strcpy(cfg.label, "db-cache");
+	t_setup(&ct, 256, 4096, false, &cfg);
+	assert_int_equal(vc_cache_set_dev_label(ct.c, ct.dev, "pgdata"), 0);
+	assert_int_equal(vc_cache_set_dev_label(ct.c, ct.dev,
+		"0123456789012345678901234567890123"), -EINVAL);
+	assert_int_equal(vc_cache_set_dev_label(ct.c, 5, "x"), -ENOENT);
+	fill_some(&ct);
+	t_crash(&ct);
+	assert_int_equal(t_reload(&ct), 0);
+	vc_cache_get_label(ct.c, name);
+	assert_string_equal(name, "db-cache");
+	assert_int_equal(vc_cache_backing_info(ct.c, ct.dev, &bi), 0);
+	assert_string_equal(bi.label, "pgdata");
+	assert_int_equal(vc_cache_set_label(ct.c, "renamed"), 0);
+	t_crash(&ct);
+	/* an unterminated name is refused with a reason */
+	rd_sector(VC_SB_SECTOR, &sb);
+	memset(sb.label, 'a', sizeof(sb.label));
+	fix_sb_crc(&sb);
+	wr_sb(&sb);
+	assert_int_equal(load_err(err, sizeof(err)), -EUCLEAN);
+	assert_non_null(strstr(err, "name"));
+	t_teardown(&ct);
+}
+
 /*
  * A damaged record sector refuses the whole cache; VC_LOAD_SALVAGE loads
  * every record that verifies, counts what it skipped and rewrites the
@@ -663,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_reformat_forgets),
 		cmocka_unit_test(test_superblock_copies),
 		cmocka_unit_test(test_loads_version_2),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_salvage),
 		cmocka_unit_test(test_4kn_cache_device),
 	};
