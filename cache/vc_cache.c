@@ -949,6 +949,15 @@ int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 			break;
 	}
 	e = vc_md_wait_idle(c);
+	if (flags & VC_SHUTDOWN_FORGET) {
+		if (!e)
+			e = vc_md_erase_sb(c);
+		if (e)
+			vc_log_err("%s: cannot erase the cache's superblocks (error %d): it may be found again",
+				   c->cdev->name, e);
+		cache_free(c);
+		return e;
+	}
 	/*
 	 * The clean flag makes the next load trust clean records: what they
 	 * claim the backing devices hold must be durable there first.

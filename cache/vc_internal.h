@@ -523,6 +523,7 @@ int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen);
 int vc_md_write_sb(struct vc_cache *c, bool clean);
 int vc_md_write_dev(struct vc_cache *c, u32 id);
 int vc_md_write_all(struct vc_cache *c);
+int vc_md_erase_sb(struct vc_cache *c);
 int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	       struct vc_buf *buf);
 int vc_md_wait_idle(struct vc_cache *c);

@@ -504,6 +504,23 @@ out:
 	return err;
 }
 
+/* Erase both superblock copies (a deleted cache is never found again). */
+int vc_md_erase_sb(struct vc_cache *c)
+{
+	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
+			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
+	if (!err)
+		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
+				 c->sb2_sector, VC_SECTOR_SIZE, z);
+	vc_buf_free(z);
+	return err;
+}
+
 /*
  * Format: invalidate both old superblock copies, write records, devices,
  * then both superblock copies.

@@ -480,6 +480,11 @@ u64 vc_cache_blocks_for(u64 sectors, u32 block_size);
  */
 #define VC_SHUTDOWN_FLUSH	(1u << 0)	/* write back everything first */
 /*
+ * The cache is being deleted: instead of the clean flag, both superblock
+ * copies are erased, so that nothing finds and loads the cache again.
+ */
+#define VC_SHUTDOWN_FORGET	(1u << 1)
+/*
  * Clean shutdown: waits for in-flight I/O (the caller must have stopped
  * submitting), writes all block records and the clean flag, frees @c.
  * Dirty blocks stay cached (persisted) unless VC_SHUTDOWN_FLUSH.

@@ -128,6 +128,8 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	       struct netlink_ext_ack *ext);
 int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext);
+/* Load the cache a block device (not a card) holds; -ENODATA: none. */
+int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext);
 int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
 		    struct netlink_ext_ack *ext);
 void vcc_flush_cancel(struct vcc_cache *c);

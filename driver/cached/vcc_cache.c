@@ -134,7 +134,7 @@ static struct vcc_dev *vcc_find_devname(const char *devname)
 }
 
 /* Is @devt the flash or a backing device of any cache? */
-static bool vcc_devt_in_use(dev_t devt)
+bool vcc_devt_in_use(dev_t devt)
 {
 	struct vcc_cache *c;
 	int i;
@@ -366,6 +366,12 @@ void vcc_free(struct vcc_cache *c)
 
 static void vcc_flush_work(struct work_struct *w);
 
+bool vcc_is_ready(void)
+{
+	lockdep_assert_held(&vcc_lock);
+	return vcc_ready;
+}
+
 struct vcc_cache *vcc_alloc(const char *name)
 {
 	struct vcc_cache *c = kzalloc_obj(*c, GFP_KERNEL);
@@ -541,7 +547,8 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	}
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
 	failed = c->state == VCACHE_STATE_FAILED;
-	err = vcc_teardown(c, 0);
+	/* its superblocks are erased: nothing loads it again */
+	err = vcc_teardown(c, VC_SHUTDOWN_FORGET);
 	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
 	if (failed && (err || ferr)) {
 		/* its flash is dead: nothing more to lose, the cache is gone */

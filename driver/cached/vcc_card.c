@@ -110,13 +110,44 @@ out:
 	return err;
 }
 
+/*
+ * A cache on a plain block device keeps its names with the engine's own
+ * metadata (format 3): the cache's in the superblock, each cached
+ * device's in its device-table entry.  Written only when changed.
+ */
+static int vcc_save_labels(struct vcc_cache *c)
+{
+	struct vc_backing_info bi;
+	char cur[VC_LABEL_LEN];
+	int i, err;
+
+	if (!c->engine)
+		return 0;
+	vc_cache_get_label(c->engine, cur);
+	if (strcmp(cur, c->name)) {
+		err = vc_cache_set_label(c->engine, c->name);
+		if (err)
+			return err == -EOPNOTSUPP ? 0 : err;	/* format 2 */
+	}
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (!c->conf[i].in_use ||
+		    vc_cache_backing_info(c->engine, i, &bi) ||
+		    !strcmp(bi.label, c->conf[i].devname))
+			continue;
+		err = vc_cache_set_dev_label(c->engine, i, c->conf[i].devname);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int vcc_save_conf(struct vcc_cache *c)
 {
 	struct vcc_conf_disk *b;
 	int err;
 
 	if (!c->region)
-		return 0;
+		return vcc_save_labels(c);
 	b = kmalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
@@ -407,4 +438,80 @@ int vcc_card_init(void)
 void vcc_card_exit(void)
 {
 	vcd_card_unregister_notifier(&vcc_card_nb);
+}
+
+/* ------------------------------------------- caches on a block device */
+int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext)
+{
+	struct vc_backing_info bi;
+	char msg[128] = "", name[VC_LABEL_LEN];
+	struct vcc_cache *c;
+	int i, err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!vcc_is_ready())
+		return -EAGAIN;
+	if (vcd_card_is_disk(devt)) {
+		vcc_ext_err(ext, "%d:%d is a card: its caches come with it",
+			    MAJOR(devt), MINOR(devt));
+		return -EINVAL;
+	}
+	if (vcc_devt_in_use(devt)) {
+		vcc_ext_err(ext, "%d:%d is used by a cache already", MAJOR(devt),
+			    MINOR(devt));
+		return -EBUSY;
+	}
+	c = vcc_alloc("-");
+	if (!c)
+		return -ENOMEM;
+	c->flash_devt = devt;
+	err = vcd_bdev_open_excl(devt, c, &c->fh);
+	if (err) {
+		vcc_ext_err(ext, "cannot open %d:%d exclusively (error %d)",
+			    MAJOR(devt), MINOR(devt), err);
+		goto out_free;
+	}
+	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
+	vcc_flash_init_dev(c, c->fh.bdev, 0);
+	err = vc_cache_load(&c->flash.dev, VC_LOAD_SALVAGE, &c->engine, msg,
+			    sizeof(msg));
+	if (err) {
+		vcc_ext_err(ext, "%s: no cache loaded: %s (error %d)",
+			    c->flash_name, msg[0] ? msg : "?", err);
+		c->engine = NULL;
+		goto out_close;
+	}
+	vc_cache_get_label(c->engine, name);
+	if (!name[0])	/* made by an older module: named after its device */
+		snprintf(name, sizeof(name), "cache-%s", c->flash_name);
+	if (!vcc_valid_name(name) || vcc_find(name)) {
+		vcc_ext_err(ext, "%s holds a cache named '%s': %s", c->flash_name,
+			    name, vcc_valid_name(name) ?
+			    "a cache of that name is loaded already" :
+			    "not a valid cache name");
+		err = vcc_valid_name(name) ? -EEXIST : -EINVAL;
+		vc_cache_shutdown(c->engine, 0);
+		c->engine = NULL;
+		goto out_close;
+	}
+	strscpy(c->name, name, sizeof(c->name));
+	c->block_size = vcc_engine_block_size(c);
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		if (vc_cache_backing_info(c->engine, i, &bi))
+			continue;
+		c->conf[i].in_use = true;
+		strscpy(c->conf[i].devname, bi.label, sizeof(c->conf[i].devname));
+		strscpy(c->conf[i].ident, bi.uuid, sizeof(c->conf[i].ident));
+	}
+	vcc_restore_devs(c);
+	vcc_publish(c);
+	pr_info("%s: loaded from %s\n", c->name, c->flash_name);
+	vcnl_event(c, VCACHE_EV_LOADED, NULL, 0, NULL);
+	return 0;
+
+out_close:
+	vcc_flash_close(c);
+out_free:
+	vcc_free(c);
+	return err;
 }

@@ -28,5 +28,7 @@ void vcc_publish(struct vcc_cache *c);
 void vcc_restore_devs(struct vcc_cache *c);
 void vcc_stop_all(struct vcd_card *card);
 u32 vcc_engine_block_size(struct vcc_cache *c);
+bool vcc_devt_in_use(dev_t devt);
+bool vcc_is_ready(void);
 
 #endif /* VCC_CARD_H */

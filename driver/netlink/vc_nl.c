@@ -590,14 +590,25 @@ static int vcnl_hotplug(struct sk_buff *skb, struct genl_info *info)
 {
 	struct vcnl_backing b;
 	int err;
+	u32 flags = 0;
 
 	if (!vcnl_admin(skb, info))
 		return -EPERM;
+	if (info->attrs[VCACHE_A_FLAGS])
+		flags = nla_get_u32(info->attrs[VCACHE_A_FLAGS]);
+	if (flags & ~VCACHE_F_LOAD_CACHE) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VCACHE_A_FLAGS],
+				    "HOTPLUG takes only the load-cache flag");
+		return -EINVAL;
+	}
 	err = vcnl_parse_backing(info, &b, true);
 	if (err)
 		return err;
 	mutex_lock(&vcc_lock);
-	err = vcc_hotplug(b.devt, b.ident, info->extack);
+	if (flags & VCACHE_F_LOAD_CACHE)
+		err = vcc_bdev_load(b.devt, info->extack);
+	else
+		err = vcc_hotplug(b.devt, b.ident, info->extack);
 	mutex_unlock(&vcc_lock);
 	return err;
 }

@@ -149,7 +149,14 @@ enum vcache_attr {
 #define VCACHE_F_FLUSH		(1u << 0)	/* DELETE, DETACH */
 #define VCACHE_F_KEEP_DIRTY	(1u << 1)	/* DETACH */
 #define VCACHE_F_DISCARD_DIRTY	(1u << 2)	/* DELETE */
-#define VCACHE_F_ALL		0x7u
+/*
+ * HOTPLUG: the device holds a cache (a vcache superblock): load it, named
+ * as its superblock says, with its cached devices waiting for their
+ * backing devices.  Without it HOTPLUG only attaches a waiting backing
+ * device.
+ */
+#define VCACHE_F_LOAD_CACHE	(1u << 3)
+#define VCACHE_F_ALL		0xfu
 
 enum vcache_backing_attr {
 	VCACHE_B_UNSPEC,

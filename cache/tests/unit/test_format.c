@@ -541,6 +541,21 @@ static void test_loads_version_2(void **st)
 	t_teardown(&ct);
 }
 
+/* A deleted cache (VC_SHUTDOWN_FORGET) is not found again. */
+static void test_forget(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	char err[160];
+
+	(void)st;
+	t_setup(&ct, 256, 4096, false, &cfg);
+	fill_some(&ct);
+	assert_int_equal(vc_cache_shutdown(ct.c, VC_SHUTDOWN_FORGET), 0);
+	ct.c = NULL;
+	assert_int_equal(load_err(err, sizeof(err)), -ENODATA);
+	t_teardown(&ct);
+}
+
 /* Names kept with the cache (format 3) come back after a cut and a reload. */
 static void test_labels(void **st)
 {
@@ -698,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_superblock_copies),
 		cmocka_unit_test(test_loads_version_2),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_forget),
 		cmocka_unit_test(test_salvage),
 		cmocka_unit_test(test_4kn_cache_device),
 	};

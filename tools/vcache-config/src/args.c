@@ -54,7 +54,7 @@ enum {
 	O_CACHE, O_SIZE, O_BACKING, O_MODE, O_BLOCK_SIZE, O_POLICY, O_ADMIT,
 	O_FLUSH_PERIOD, O_DIRTY_HIGH, O_DIRTY_LOW, O_SEQ_CUTOFF, O_IDENT,
 	O_DEVNAME, O_FLUSH, O_KEEP_DIRTY, O_DISCARD_DIRTY, O_BACKGROUND, O_JSON,
-	O_ALL,
+	O_ALL, O_FORCE,
 };
 
 struct opt {
@@ -74,7 +74,7 @@ static const struct opt all_opts[] = {
 	{ "keep-dirty", O_KEEP_DIRTY, false },
 	{ "discard-dirty", O_DISCARD_DIRTY, false },
 	{ "background", O_BACKGROUND, false }, { "json", O_JSON, false },
-	{ "all", O_ALL, false },
+	{ "all", O_ALL, false }, { "force", O_FORCE, false },
 };
 
 /* Options each command takes (bit per O_*). */
@@ -83,7 +83,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_CREATE] = B(O_CACHE) | B(O_SIZE) | B(O_BACKING) | B(O_MODE) |
 		       B(O_BLOCK_SIZE) | B(O_POLICY) | B(O_ADMIT) |
 		       B(O_FLUSH_PERIOD) | B(O_DIRTY_HIGH) | B(O_DIRTY_LOW) |
-		       B(O_SEQ_CUTOFF) | B(O_IDENT) | B(O_DEVNAME),
+		       B(O_SEQ_CUTOFF) | B(O_IDENT) | B(O_DEVNAME) | B(O_FORCE),
 	[VCC_ATTACH] = B(O_BACKING) | B(O_IDENT) | B(O_DEVNAME),
 	[VCC_DETACH] = B(O_BACKING) | B(O_FLUSH) | B(O_KEEP_DIRTY),
 	[VCC_DELETE] = B(O_FLUSH) | B(O_DISCARD_DIRTY),
@@ -240,6 +240,7 @@ static int parse_create(struct vcc_args *a, struct parsed *p)
 		return -1;
 	if (!p->given[O_CACHE])
 		return vcc_usage_err("create: --cache DEV is required (the flash: /dev/vflash0, or any block device)");
+	a->force = p->given[O_FORCE];
 	/* every option is checked before the devices are looked at */
 	for (o = 0; o < ARRAY_SIZE(opt_key); o++)
 		if (opt_key[o] && p->given[o] &&

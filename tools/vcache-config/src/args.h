@@ -32,6 +32,7 @@ struct vcc_args {
 	u32 flags;			/* VCACHE_F_* */
 	bool background, json;
 	bool all;			/* hotplug --all */
+	bool force;			/* create: over an existing cache */
 	/* pid */
 	enum vcc_pid_cmd pid_cmd;
 	int pid_list, pid_op, pid_default;

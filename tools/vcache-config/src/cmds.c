@@ -13,6 +13,7 @@
 #include "guard.h"
 #include "names.h"
 #include "print.h"
+#include "probe.h"
 
 #define NOMEM() vcc_fail(VCACHE_EXIT_FAIL, "out of memory")
 
@@ -104,10 +105,48 @@ static void report_backing(struct vcc_nl *nl, const char *cache,
 	free(c);
 }
 
+/*
+ * A cache on a plain block device is found again from its superblock:
+ * create (which formats) refuses to destroy one without --force, saying
+ * what it would destroy.  A card's caches live in its regions: the card
+ * refuses a duplicate name itself.
+ */
+static int create_guard(const struct vcc_args *a)
+{
+	struct vcc_probe p;
+	char h[32];
+	int rc;
+
+	if (a->cache.is_card || a->force)
+		return 0;
+	rc = vcc_probe_cache(a->cache.path, true, &p);
+	if (rc < 0)
+		return vcc_fail(VCACHE_EXIT_FAIL, "cannot read %s: %s",
+				a->cache.path, strerror(errno));
+	if (!rc)
+		return 0;
+	return vcc_fail(VCACHE_EXIT_BUSY,
+			"%s holds a vcache cache%s%s%s (format %u, %llu blocks of %u bytes, %s) with %s (%llu bytes) of dirty data%s: creating a cache there destroys it.\n"
+			"  load it instead:   vcache-config hotplug %s\n"
+			"  or destroy it:     vcache-config create ... --force",
+			a->cache.path, p.name[0] ? " named '" : "", p.name,
+			p.name[0] ? "'" : "", p.version,
+			(unsigned long long)p.nr_blocks, p.block_size,
+			p.clean ? "shut down cleanly" : "not shut down cleanly",
+			vcc_human(p.dirty_bytes, h, sizeof(h)),
+			(unsigned long long)p.dirty_bytes,
+			p.bad_sectors ? " (and record sectors that do not verify)" : "",
+			a->cache.path);
+}
+
 int vcc_cmd_create(struct vcc_nl *nl, struct vcc_args *a)
 {
-	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_CREATE, a->name);
+	struct nl_msg *msg;
 	char what[256];
+
+	if (create_guard(a))
+		return -1;
+	msg = named_msg(nl, VCACHE_CMD_CREATE, a->name);
 
 	if (!msg ||
 	    nla_put_u64(msg, VCACHE_A_CACHE_DEV,
@@ -396,6 +435,32 @@ int vcc_cmd_show(struct vcc_nl *nl, struct vcc_args *a)
 	return rc;
 }
 
+/*
+ * @b holds a cache (its superblock): ask the kernel to load it.  1 loaded,
+ * 0 none there or loaded already, -1 error.
+ */
+static int hotplug_cache(struct vcc_nl *nl, const struct vcc_dev *b)
+{
+	struct nl_msg *msg;
+	struct vcc_probe p;
+	char what[128];
+	int err;
+
+	if (b->is_card || vcc_probe_cache(b->path, false, &p) != 1)
+		return 0;
+	msg = vcc_nl_msg(nl, VCACHE_CMD_HOTPLUG, 0);
+	if (!msg || put_backing(msg, b, NULL) ||
+	    nla_put_u32(msg, VCACHE_A_FLAGS, VCACHE_F_LOAD_CACHE)) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "load the cache on %s", b->path);
+	if (vcc_nl_do(nl, msg, what, &err))
+		return err == EBUSY ? 0 : -1;	/* loaded (or in use) already */
+	printf("%s: cache %s loaded\n", b->path, p.name[0] ? p.name : "(unnamed)");
+	return 1;
+}
+
 /* Offer @b to the caches: 1 attached, 0 nobody waits for it, -1 error. */
 static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 {
@@ -423,34 +488,49 @@ static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 static int hotplug_all(struct vcc_nl *nl)
 {
 	struct dirent *de;
-	DIR *dir = opendir("/sys/class/block");
-	int rc = 0;
+	DIR *dir;
+	int rc = 0, pass, r;
 
-	if (!dir)
-		return vcc_fail(VCACHE_EXIT_FAIL, "cannot list /sys/class/block: %s",
-				strerror(errno));
-	while ((de = readdir(dir))) {
-		struct vcc_dev b;
-		char path[300];
+	/* caches on block devices first, then their backing devices */
+	for (pass = 0; pass < 2; pass++) {
+		dir = opendir("/sys/class/block");
+		if (!dir)
+			return vcc_fail(VCACHE_EXIT_FAIL, "cannot list /sys/class/block: %s",
+					strerror(errno));
+		while ((de = readdir(dir))) {
+			struct vcc_dev b;
+			char path[300];
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		memset(&b, 0, sizeof(b));
-		if (vcc_dev_open(path, &b) || !b.ident[0] || b.is_card ||
-		    b.is_cached)
-			continue;
-		if (hotplug_one(nl, &b) < 0)
-			rc = -1;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+			memset(&b, 0, sizeof(b));
+			if (vcc_dev_open(path, &b) || b.is_card || b.is_cached)
+				continue;
+			if (pass == 0)
+				r = hotplug_cache(nl, &b);
+			else
+				r = b.ident[0] ? hotplug_one(nl, &b) : 0;
+			if (r < 0)
+				rc = -1;
+		}
+		closedir(dir);
 	}
-	closedir(dir);
 	return rc;
 }
 
 int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)
 {
+	int r;
+
 	if (a->all)
 		return hotplug_all(nl);
+	/* a cache device: its cache, then every device it may wait for */
+	r = hotplug_cache(nl, &a->backing);
+	if (r > 0)
+		return hotplug_all(nl);
+	if (r < 0)
+		return -1;
 	return hotplug_one(nl, &a->backing) < 0 ? -1 : 0;
 }
 
