@@ -94,7 +94,7 @@ struct fault {
 	uint64_t count;			/* FAULT_HANG: commands left */
 };
 
-enum { FAULT_READ = 1, FAULT_WRITE, FAULT_HANG };
+enum { FAULT_READ = 1, FAULT_WRITE, FAULT_HANG, FAULT_HANG_FLUSH };
 enum { STALL_ANY = 1, STALL_ADMIN, STALL_IO };
 
 struct gmap {
@@ -790,7 +790,10 @@ static int hang_hit(const struct vc_sqe *s)
 	for (int i = 0; i < C.nfaults; i++) {
 		struct fault *f = &C.faults[i];
 
-		if (f->kind != FAULT_HANG || !f->count)
+		if ((f->kind != FAULT_HANG && f->kind != FAULT_HANG_FLUSH) ||
+		    !f->count)
+			continue;
+		if (f->kind == FAULT_HANG_FLUSH && s->opcode != VC_CMD_FLUSH)
 			continue;
 		if (f->nlb && (!is_lba_cmd(s->opcode) ||
 			       !range_hit(f, s->rw.slba, s->rw.nlb)))
@@ -864,6 +867,8 @@ static void exec_io(struct cmd *c)
 			fwc.bytes_read += s->dlen;
 		} else {
 			fwc.write_cmds++;
+			if (s->flags & VC_SQE_F_FUA)
+				fwc.fua_cmds++;
 			if (hit) {
 				fwc.media_errors++;
 				st = VC_SC_WRITE_FAULT;
@@ -1898,6 +1903,7 @@ static void stats(char **b, size_t *l, size_t *c, int json)
 		{ "read_cmds", fwc.read_cmds },
 		{ "write_cmds", fwc.write_cmds },
 		{ "flush_cmds", fwc.flush_cmds },
+		{ "fua_cmds", fwc.fua_cmds },
 		{ "dealloc_cmds", fwc.dealloc_cmds },
 		{ "wzeroes_cmds", fwc.wzeroes_cmds },
 		{ "admin_cmds", fwc.admin_cmds },
@@ -1938,7 +1944,7 @@ static void stats(char **b, size_t *l, size_t *c, int json)
 static const char *fault_name(int k)
 {
 	return k == FAULT_READ ? "read-error" : k == FAULT_WRITE ?
-	       "write-error" : "hang";
+	       "write-error" : k == FAULT_HANG_FLUSH ? "hang-flush" : "hang";
 }
 
 /* Add an injected fault; a full table is reported as an error reply. */
@@ -1990,6 +1996,15 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 			return 1;
 		fw_log("fault: the next %" PRIu64 " I/O commands%s will hang",
 		       cnt, n ? " in the LBA range" : "");
+	} else if (!strcmp(cmd, "hang-flush")) {
+		if (argc > 2 || (argc == 2 && (parse_u64(argv[1], &cnt) || !cnt))) {
+			out(b, l, c, "error: usage: hang-flush [COUNT]\n");
+			return 1;
+		}
+		if (add_fault((struct fault){ .kind = FAULT_HANG_FLUSH,
+					      .count = cnt }, b, l, c))
+			return 1;
+		fw_log("fault: the next %" PRIu64 " FLUSH commands will hang", cnt);
 	} else if (!strcmp(cmd, "hang-admin")) {
 		int op = argc == 3 ? (!strcmp(argv[2], "abort") ? VC_ADM_ABORT :
 				      -2) : -1;
@@ -2082,7 +2097,7 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 			struct fault *f = &C.faults[i];
 
 			out(b, l, c, "%s", fault_name(f->kind));
-			if (f->kind == FAULT_HANG)
+			if (f->kind == FAULT_HANG || f->kind == FAULT_HANG_FLUSH)
 				out(b, l, c, " count %" PRIu64, f->count);
 			if (f->nlb)
 				out(b, l, c, " lba %" PRIu64 "+%" PRIu64,
@@ -2123,7 +2138,8 @@ static int ctl_exec(int argc, char **argv, char **b, size_t *l, size_t *c)
 	} else if (!strcmp(cmd, "help") || !*cmd) {
 		out(b, l, c,
 		    "commands: stats [--json] | read-error SLBA NLB | write-error SLBA NLB |\n"
-		    "  hang [COUNT [SLBA NLB]] | hang-admin [COUNT] | stall MS [admin|io] |\n"
+		    "  hang [COUNT [SLBA NLB]] | hang-flush [COUNT] | hang-admin [COUNT] |\n"
+		    "  stall MS [admin|io] |\n"
 		    "  ready-delay MS | ident FIELD VALUE | refuse [cfs] | clear | faults |\n"
 		    "  flush | powercut\n");
 	} else {

@@ -75,6 +75,7 @@ struct fw_counters {
 	_Atomic uint64_t flush_cmds, flash_bytes_programmed, aborts;
 	_Atomic uint64_t dealloc_cmds, wzeroes_cmds, admin_cmds, errors;
 	_Atomic uint64_t irqs, doorbells, destages, resets;
+	_Atomic uint64_t fua_cmds;	/* writes with VC_SQE_F_FUA */
 };
 
 struct timing {

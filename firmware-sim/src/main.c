@@ -94,6 +94,8 @@ static const char usage_text[] =
 "    hang [COUNT [SLBA NLB]]   the next COUNT (default 1) I/O commands\n"
 "                              (touching the range) never complete; they can\n"
 "                              be aborted (VC_ADM_ABORT) or dropped by reset\n"
+"    hang-flush [COUNT]        the next COUNT (default 1) FLUSH commands\n"
+"                              never complete (FUA data with no FLUSH after it)\n"
 "    hang-admin [COUNT [abort]] the next COUNT (default 1) admin commands\n"
 "                              (aborts only) are fetched, never completed\n"
 "    stall MS [admin|io]       at the next (admin/I/O) command it fetches the\n"

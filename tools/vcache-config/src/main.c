@@ -29,7 +29,7 @@ static const struct command commands[] = {
 	  "create NAME --cache DEV [--size SIZE] --backing DEV [--mode wb|wt|wa|pt]\n"
 	  "       [--block-size SIZE] [--policy lru|fifo|s3fifo|tinylfu] [--admit on|off]\n"
 	  "       [--flush-period SEC] [--dirty-high PCT|SIZE] [--dirty-low PCT|SIZE]\n"
-	  "       [--seq-cutoff SIZE|off] [--ident STRING] [--devname NAME]",
+	  "       [--seq-cutoff SIZE|off] [--ident STRING] [--devname NAME] [--force]",
 	  "Create cache NAME on DEV (a vcache card /dev/vflashN: a region of\n"
 	  "SIZE, default all free space; or any block device) caching the backing\n"
 	  "device; its cached device is /dev/vcache/NAME." },
