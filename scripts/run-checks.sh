@@ -4,8 +4,10 @@
 #
 # Each suite is a command that prints its own closing line "N passed, N
 # failed" (or TAP/cmocka summaries, which it converts itself) and exits
-# non-zero on failure.  A suite that fails without a closing line counts as
-# one failure; one that passes without it counts as one pass.
+# non-zero on failure.  A suite without a closing line counts as one
+# failure, unless it is a build step (no tests of its own: one pass when it
+# succeeds).  Suites skipped on purpose (VCACHE_SKIP_VM) are counted as
+# skipped in the closing line, never as passes.
 #
 # Usage: scripts/run-checks.sh [suite...]   (default: all)
 #        VCACHE_SKIP_VM=1 skips the suites that boot a VM.
@@ -16,6 +18,7 @@ logdir=build/check
 mkdir -p "$logdir"
 
 # name | command
+build_suites=" build "
 suites=(
 	"build|make -s all"
 	"cache|make -s -C cache check"
@@ -34,6 +37,7 @@ vm_suites=" driver-vm vm "
 want=" $* "
 total_pass=0
 total_fail=0
+total_skip=0
 summary=()
 for s in "${suites[@]}"; do
 	name=${s%%|*}
@@ -43,6 +47,7 @@ for s in "${suites[@]}"; do
 	fi
 	if [ -n "${VCACHE_SKIP_VM:-}" ] && [[ "$vm_suites" == *" $name "* ]]; then
 		summary+=("$(printf '%-14s skipped (VCACHE_SKIP_VM)' "$name")")
+		total_skip=$((total_skip + 1))
 		continue
 	fi
 	log="$logdir/$name.log"
@@ -64,7 +69,12 @@ for s in "${suites[@]}"; do
 		f=1
 	fi
 	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-		p=1
+		if [[ "$build_suites" == *" $name "* ]]; then
+			p=1
+		else
+			echo "$name: no closing line and no test counted: a failure"
+			f=1
+		fi
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
@@ -76,5 +86,9 @@ done
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-echo "$total_pass passed, $total_fail failed"
+if [ "$total_skip" -gt 0 ]; then
+	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+else
+	echo "$total_pass passed, $total_fail failed"
+fi
 [ "$total_fail" -eq 0 ]

@@ -119,7 +119,7 @@ assert d["trace"]["reads"] > 0 and d["trace"]["writes"] > 0
 		bad fio_iolog_replayed "$(cat "$T/err")"
 	fi
 else
-	echo "skip gen_replayed_by_fio (fio not installed)"
+	bad gen_replayed_by_fio "fio not installed (scripts/deps.sh installs it): not tested"
 fi
 
 # ----------------------------------------- end to end through the engine
