@@ -483,7 +483,7 @@ int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext)
 	}
 	vc_cache_get_label(c->engine, name);
 	if (!name[0])	/* made by an older module: named after its device */
-		snprintf(name, sizeof(name), "cache-%s", c->flash_name);
+		snprintf(name, sizeof(name), "cache-%.25s", c->flash_name);
 	if (!vcc_valid_name(name) || vcc_find(name)) {
 		vcc_ext_err(ext, "%s holds a cache named '%s': %s", c->flash_name,
 			    name, vcc_valid_name(name) ?

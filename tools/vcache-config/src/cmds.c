@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "flush.h"
 #include "guard.h"
+#include "ident.h"
 #include "names.h"
 #include "print.h"
 #include "probe.h"
@@ -436,6 +437,28 @@ int vcc_cmd_show(struct vcc_nl *nl, struct vcc_args *a)
 }
 
 /*
+ * Is @b used underneath another device (device-mapper, md)?  A cache seen
+ * through it (a linear map from sector 0) lives on the upper device.
+ */
+static bool held_by_another(const struct vcc_dev *b)
+{
+	char path[512];
+	struct dirent *de;
+	bool held = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/holders",
+		 vcc_sysfs_root(), b->major, b->minor);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!held && (de = readdir(d)))
+		held = de->d_name[0] != '.';
+	closedir(d);
+	return held;
+}
+
+/*
  * @b holds a cache (its superblock): ask the kernel to load it.  1 loaded,
  * 0 none there or loaded already, -1 error.
  */
@@ -446,7 +469,8 @@ static int hotplug_cache(struct vcc_nl *nl, const struct vcc_dev *b)
 	char what[128];
 	int err;
 
-	if (b->is_card || vcc_probe_cache(b->path, false, &p) != 1)
+	if (b->is_card || held_by_another(b) ||
+	    vcc_probe_cache(b->path, false, &p) != 1)
 		return 0;
 	msg = vcc_nl_msg(nl, VCACHE_CMD_HOTPLUG, 0);
 	if (!msg || put_backing(msg, b, NULL) ||
