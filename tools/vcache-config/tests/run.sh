@@ -412,8 +412,10 @@ for w in create attach detach delete flush set pid list show hotplug ident \
 done
 if [ -z "$missing" ]; then ok man_complete; else bad man_complete "missing:$missing"; fi
 
-R=$here/../69-vcache.rules
-if grep -qF 'RUN+="/usr/sbin/vcache-config hotplug $devnode"' "$R" &&
+R=$here/../69-vcache.rules.in
+if grep -qF 'RUN+="@SBINDIR@/vcache-config hotplug $devnode"' "$R" &&
+   ! grep -q '/usr/sbin' "$R" &&
+   grep -qF 'SYMLINK+="disk/by-id/vflash-$attr{serial}"' "$R" &&
    grep -qF 'KERNEL=="vcache[0-9]*", SUBSYSTEM=="block", ATTR{vcache/name}=="?*", SYMLINK+="vcache/$attr{vcache/name}"' "$R" &&
    grep -qF 'KERNEL=="vflash*|vcache*", GOTO="vcache_end"' "$R" &&
    ! grep -vE '^(#.*|LABEL="[a-z_]+"|[A-Z]+(\{[^}]*\})?(==|!=|\+=|=)"[^"]*"(, [A-Z]+(\{[^}]*\})?(==|!=|\+=|=)"[^"]*")*|)$' "$R"; then
