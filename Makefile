@@ -62,7 +62,7 @@ MODULE_SRC := Kbuild $(wildcard include/vcache/*.h) \
 SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 	-e 's,@VERSION@,$(VERSION),g'
 
-.PHONY: all deps deps-kernels module firmware cache tools hdd-model check \
+.PHONY: all deps deps-kernels module firmware cache tools tools-bin hdd-model check \
 	check-fast check-kernels demo bench \
 	bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
@@ -89,7 +89,12 @@ cache:
 hdd-model:
 	$(MAKE) -C tests/hdd-model
 
-tools: cache
+tools: cache tools-bin
+
+# The tools alone (not the engine's unit tests): what install and the
+# packages build.  CPPFLAGS, CFLAGS and LDFLAGS from the environment are
+# added to the project's own (the packages' hardening flags).
+tools-bin:
 	$(MAKE) -C tools/vcache-sim
 	$(MAKE) -C tools/vcache-config
 	$(MAKE) -C tools/vcache-monitor
@@ -126,7 +131,7 @@ bench-engine: deps cache
 checkpatch:
 	$(MAKE) -C driver checkpatch
 
-install: tools
+install: tools-bin
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man4 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UDEVDIR)/rules.d \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(PRESETDIR) \
