@@ -201,9 +201,9 @@ scripts_of() {	# scripts_of PKG: preun/prerm into $T/s-NAME
 }
 for pkg in "$TOOLS" "$DKMS" "$KMOD" "$DT" "$DD"; do
 	n=$(basename "$pkg")
-	s=$(scripts_of "$pkg")
+	sf=$(scripts_of "$pkg")
 	case $pkg in *.rpm) rm=0; up=1 ;; *) rm=remove; up=upgrade ;; esac
-	if out=$(run_script "$s" "$T/proc-dirty" $rm); then
+	if out=$(run_script "$sf" "$T/proc-dirty" $rm); then
 		bad "$n: removal refused while dirty" "$out"
 	elif grep -q "cache db: 8192 bytes dirty" <<<"$out" && grep -q "vcache-config flush" <<<"$out" &&
 	     ! grep -q "dkms remove\|disable" "$T/calls"; then
@@ -211,13 +211,13 @@ for pkg in "$TOOLS" "$DKMS" "$KMOD" "$DT" "$DD"; do
 	else
 		bad "$n: removal refused while dirty" "$out $(cat "$T/calls")"
 	fi
-	if out=$(run_script "$s" "$T/proc-dirty" $up) && ! grep -q "systemctl.*stop\|disable\|modprobe" "$T/calls"; then
+	if out=$(run_script "$sf" "$T/proc-dirty" $up) && ! grep -q "systemctl.*stop\|disable\|modprobe" "$T/calls"; then
 		ok "$n: upgrade goes on while dirty, the unit is not stopped"
 	else
 		bad "$n: upgrade while dirty" "$out $(cat "$T/calls")"
 	fi
-	if out=$(run_script "$s" "$T/proc-clean" $rm) &&
-	   out2=$(VCACHE_REMOVE_DIRTY=1 run_script "$s" "$T/proc-dirty" $rm); then
+	if out=$(run_script "$sf" "$T/proc-clean" $rm) &&
+	   out2=$(VCACHE_REMOVE_DIRTY=1 run_script "$sf" "$T/proc-dirty" $rm); then
 		ok "$n: removal when clean, or dirty with VCACHE_REMOVE_DIRTY=1"
 	else
 		bad "$n: removal when clean" "$out ${out2:-}"
