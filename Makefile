@@ -32,7 +32,8 @@
 #   make rpm           the RPMs from that tarball (rpm/vcache.spec; kmod-vcache
 #                      for RPM_KERNEL, default trixie: 6.12, RHEL 10's base)
 #   make deb           vcache-tools and vcache-dkms .debs (contrib/debian)
-#   make check-packages  build both, rpmlint, lintian, scriptlet tests
+#   make check-packages  build both, rpmlint, lintian, scriptlet tests (the
+#                      VM install test is not written yet)
 #
 # KDIR= builds the module against another kernel tree; KVER= picks another
 # installed Debian kernel (default: the newest installed *-amd64).
@@ -62,7 +63,7 @@ MODULE_SRC := Kbuild $(wildcard include/vcache/*.h) \
 SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 	-e 's,@VERSION@,$(VERSION),g'
 
-.PHONY: all deps deps-kernels module firmware cache tools tools-bin hdd-model check \
+.PHONY: all deps deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
 	check-fast check-kernels demo bench \
 	bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
@@ -76,6 +77,11 @@ deps:
 # deps and every supported kernel with its build environment.
 deps-kernels:
 	@scripts/deps.sh --kernels
+
+# deps and the packaging tools (rpmbuild, rpmlint, debhelper, dh-dkms,
+# lintian).
+deps-packages:
+	@scripts/deps.sh --packages
 
 module:
 	$(MAKE) -C driver KDIR=$(KDIR)
@@ -100,11 +106,13 @@ tools-bin:
 	$(MAKE) -C tools/vcache-monitor
 
 # Every test.  The closing line is "N passed, N failed".
-check: deps-kernels
+check:
+	@scripts/deps.sh --kernels --packages
 	@scripts/run-checks.sh
 
 # Everything that needs no VM (seconds to minutes).
-check-fast: deps-kernels
+check-fast:
+	@scripts/deps.sh --kernels --packages
 	@VCACHE_SKIP_VM=1 scripts/run-checks.sh
 
 # The module on every supported kernel: build, style, VM suite, smoke test.
@@ -195,13 +203,16 @@ dist:
 		-o build/vcache-$(VERSION).tar.gz HEAD
 	@echo "build/vcache-$(VERSION).tar.gz"
 
-rpm: dist
+rpm: deps-packages dist
 	@scripts/packages.sh rpm
 
-deb: dist
+deb: deps-packages dist
 	@scripts/packages.sh deb
 
-check-packages: dist
+# Build, lint and check the packages (the `packages` suite of make check).
+# The install test in a VM (packages installed in a guest, reboot, the
+# cache back with its fstab mount) is not written yet.
+check-packages: deps-packages
 	@scripts/check-packages.sh
 
 clean:
