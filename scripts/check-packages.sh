@@ -110,6 +110,24 @@ else
 	bad "vcache-dkms: dkms.conf"
 fi
 
+# --- the man pages as the packages ship them, rendered by groff (man -l)
+for m in "$T"/dt/usr/share/man/man*/*.gz; do
+	n=$(basename "$m" .gz)
+	warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
+	txt=$(LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$m" 2>/dev/null)
+	others=
+	for o in vcache.4 vcache-config.8 vcache-monitor.8 vcache-sim.8; do
+		[ "$o" = "$n" ] && continue
+		grep -q "${o%.*}(${o##*.})" <<<"$txt" || others="$others ${o%.*}(${o##*.})"
+	done
+	if [ -z "$warn" ] && ! head -n1 <<<"$txt" | grep -q BSD && ! grep -q '"""\|"[a-z_]*, "' <<<"$txt" &&
+	   [ -z "$others" ]; then
+		ok "man $n renders (groff): no warning, no BSD header, no broken quotes, refers to the others"
+	else
+		bad "man $n renders (groff)" "$warn $(head -n1 <<<"$txt") missing references:$others $(grep '"""\|"[a-z_]*, "' <<<"$txt")"
+	fi
+done
+
 # --- kmod-vcache's kernel dependency ------------------------------------
 fake_kernel() {	# fake_kernel RELEASE: an rpm providing kernel-uname-r (and the base system)
 	rm -rf "$T/fk"
