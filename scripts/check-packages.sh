@@ -120,11 +120,11 @@ for m in "$T"/dt/usr/share/man/man*/*.gz; do
 		[ "$o" = "$n" ] && continue
 		grep -q "${o%.*}(${o##*.})" <<<"$txt" || others="$others ${o%.*}(${o##*.})"
 	done
-	if [ -z "$warn" ] && ! head -n1 <<<"$txt" | grep -q BSD && ! grep -q '"""\|"[a-z_]*, "' <<<"$txt" &&
+	if [ -z "$warn" ] && ! head -n1 <<<"$txt" | grep -q BSD && ! grep -q '"""\|"[a-z_]\+, "' <<<"$txt" &&
 	   [ -z "$others" ]; then
 		ok "man $n renders (groff): no warning, no BSD header, no broken quotes, refers to the others"
 	else
-		bad "man $n renders (groff)" "$warn $(head -n1 <<<"$txt") missing references:$others $(grep '"""\|"[a-z_]*, "' <<<"$txt")"
+		bad "man $n renders (groff)" "$warn $(head -n1 <<<"$txt") missing references:$others $(grep '"""\|"[a-z_]\+, "' <<<"$txt")"
 	fi
 done
 
