@@ -32,8 +32,8 @@
 #   make rpm           the RPMs from that tarball (rpm/vcache.spec; kmod-vcache
 #                      for RPM_KERNEL, default trixie: 6.12, RHEL 10's base)
 #   make deb           vcache-tools and vcache-dkms .debs (contrib/debian)
-#   make check-packages  build both, rpmlint, lintian, scriptlet tests (the
-#                      VM install test is not written yet)
+#   make check-packages  build both, rpmlint, lintian, scriptlet tests, and
+#                      the .debs installed in a VM (no reboot test yet)
 #
 # KDIR= builds the module against another kernel tree; KVER= picks another
 # installed Debian kernel (default: the newest installed *-amd64).
@@ -209,11 +209,11 @@ rpm: deps-packages dist
 deb: deps-packages dist
 	@scripts/packages.sh deb
 
-# Build, lint and check the packages (the `packages` suite of make check).
-# The install test in a VM (packages installed in a guest, reboot, the
-# cache back with its fstab mount) is not written yet.
-check-packages: deps-packages
-	@scripts/check-packages.sh
+# Build, lint and check the packages (the `packages` suite of make check),
+# then install the .debs in a VM (tests/vm/packages.guest).  A reboot of
+# an installed system with its fstab mount is not tested yet.
+check-packages: deps-packages deps
+	@scripts/check-packages.sh --vm
 
 clean:
 	-$(MAKE) -C driver clean KDIR=$(KDIR)

@@ -17,8 +17,17 @@
 #     is dirty, and do not on upgrade or when clean; vcache-boot's bounded
 #     wait and its stop (unload only when the system goes down) -- with
 #     stub commands and a fake /proc/vcache
+# With --vm (make check-packages) also, in one VM (tests/vm/run; a few
+# minutes: DKMS compiles under TCG): tests/vm/packages.guest installs the
+# .debs with dpkg in the guest's overlays and checks DKMS, the packaged
+# vcache-boot and udev rule, removal refused while dirty, reinstall with a
+# cache attached, removal once clean.  No reboot and no RPM install: see
+# README.md "What was built and tested".
 # Prints PASS/FAIL lines and "N passed, N failed".
 set -u
+vm=0
+if [ "${1:-}" = --vm ]; then vm=1; shift; fi
+[ $# = 0 ] || { echo "usage: scripts/check-packages.sh [--vm]" >&2; exit 2; }
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 V=$(cat VERSION)
@@ -277,6 +286,24 @@ if [ $? -eq 0 ] && ! grep -q "modprobe" "$T/calls"; then
 	ok "vcache-boot stop at shutdown, module not loaded: nothing to do"
 else
 	bad "vcache-boot stop, module not loaded" "$out $(cat "$T/calls")"
+fi
+
+if [ $vm = 1 ]; then
+	s5=$(date +%s)
+	make -s firmware tools-bin >/dev/null 2>&1 || bad "firmware-sim and tools build for the VM"
+	tests/vm/run --no-load --cards 1 --card-size 256M --hdd-size 512M --hdd-model fast \
+		--memory 2G --timeout 1500 -- "$TOP/tests/vm/packages.guest" > "$T/vm.log" 2>&1
+	rc=$?
+	grep -E '^(ok|not ok) - |^# ' "$T/vm.log"
+	vp=$(grep -c '^ok - ' "$T/vm.log")
+	vf=$(grep -c '^not ok - ' "$T/vm.log")
+	pass=$((pass + vp))
+	fail=$((fail + vf))
+	if [ $rc != 0 ] && [ "$vf" = 0 ]; then
+		tail -40 "$T/vm.log"
+		bad "VM install test (tests/vm/run exit $rc)"
+	fi
+	echo "VM install test: $vp passed, $vf failed ($(( $(date +%s) - s5 )) s)"
 fi
 
 echo "packages: $pass passed, $fail failed ($(( $(date +%s) - s )) s)"
