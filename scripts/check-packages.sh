@@ -25,8 +25,8 @@
 # README.md "What was built and tested".
 # Prints PASS/FAIL lines and "N passed, N failed".
 set -u
-vm=0
-if [ "${1:-}" = --vm ]; then vm=1; shift; fi
+with_vm=0
+if [ "${1:-}" = --vm ]; then with_vm=1; shift; fi
 [ $# = 0 ] || { echo "usage: scripts/check-packages.sh [--vm]" >&2; exit 2; }
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -288,7 +288,7 @@ else
 	bad "vcache-boot stop, module not loaded" "$out $(cat "$T/calls")"
 fi
 
-if [ $vm = 1 ]; then
+if [ $with_vm = 1 ]; then
 	s5=$(date +%s)
 	make -s firmware tools-bin >/dev/null 2>&1 || bad "firmware-sim and tools build for the VM"
 	tests/vm/run --no-load --cards 1 --card-size 256M --hdd-size 512M --hdd-model fast \
