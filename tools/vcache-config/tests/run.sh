@@ -288,6 +288,20 @@ assert d == f, (d, f)'
 		bad dry_show_list_text "$(cat "$T/err")"
 	fi
 	expect dry_show_missing 3 "cache nope" dry "$VC" show nope
+	# a waiting backing device: no cached device, no backing disk
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["caches"][0]["backing"][0]
+b.update(state="waiting", disk=None, backing_disk=None, backing_dev=None)
+json.dump(d, open(sys.argv[1] + ".wait", "w"))' "$T/fake.json"
+	if VCACHE_NL_DRYRUN=1 VCACHE_NL_FAKE=$T/fake.json.wait "$VC" show db >"$T/out" 2>"$T/err" &&
+	   grep -q "no cached device -> backing device not there, waiting" "$T/out" &&
+	   ! grep -q "/dev/-\|(0:0)" "$T/out"; then
+		ok dry_show_waiting
+	else
+		bad dry_show_waiting "$(cat "$T/out" "$T/err")"
+	fi
 
 	# detach / delete with dirty data: refused before anything is sent
 	dry "$VC" detach db >"$T/out" 2>"$T/err"
