@@ -179,18 +179,18 @@ static void print_json(const struct card *cards, unsigned int n)
 		json_object_object_add(j, "model", str_or_null(c->model));
 		json_object_object_add(j, "firmware", str_or_null(c->fw));
 		json_object_object_add(j, "state", str_or_null(c->state));
-		json_object_object_add(j, "capacity", num_or_null(c->has_cap, (long long)c->capacity));
-		json_object_object_add(j, "lba_size", num_or_null(c->lba, (long long)c->lba));
+		json_object_object_add(j, "capacity_bytes", num_or_null(c->has_cap, (long long)c->capacity));
+		json_object_object_add(j, "lba_size_bytes", num_or_null(c->lba, (long long)c->lba));
 		json_object_object_add(j, "table", str_or_null(c->table));
-		json_object_object_add(j, "raw_size", num_or_null(c->has_raw, (long long)c->raw));
+		json_object_object_add(j, "raw_size_bytes", num_or_null(c->has_raw, (long long)c->raw));
 		for (k = 0; k < c->nregions; k++) {
 			const struct card_region *r = &c->region[k];
 			json_object *rj = json_object_new_object();
 
 			json_object_object_add(rj, "name", json_object_new_string(r->name));
-			json_object_object_add(rj, "start", json_object_new_int64((long long)r->start));
-			json_object_object_add(rj, "size", json_object_new_int64((long long)r->bytes));
-			json_object_object_add(rj, "block_size", json_object_new_int64((long long)r->block));
+			json_object_object_add(rj, "start_bytes", json_object_new_int64((long long)r->start));
+			json_object_object_add(rj, "size_bytes", json_object_new_int64((long long)r->bytes));
+			json_object_object_add(rj, "block_size_bytes", json_object_new_int64((long long)r->block));
 			json_object_object_add(rj, "open", json_object_new_boolean(r->open));
 			json_object_array_add(rs, rj);
 		}

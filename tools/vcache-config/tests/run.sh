@@ -455,9 +455,9 @@ pycheck cards_json "$T/cards.json" '
 c = d["cards"]
 assert [x["disk"] for x in c] == ["vflash0", "vflash2", "vflash10"], c
 a = c[0]
-assert a["serial"] == "VC0001" and a["capacity"] == 268435456 and a["raw_size"] == 199229440
-assert a["regions"] == [{"name": "db", "start": 199229440, "size": 67108864,
-                         "block_size": 4096, "open": True}], a["regions"]
+assert a["serial"] == "VC0001" and a["capacity_bytes"] == 268435456 and a["raw_size_bytes"] == 199229440
+assert a["regions"] == [{"name": "db", "start_bytes": 199229440, "size_bytes": 67108864,
+                         "block_size_bytes": 4096, "open": True}], a["regions"]
 assert (a["percent_used"], a["media_errors"], a["unsafe_shutdowns"], a["temperature_c"]) == (2, 7, 1, 35)
 b = c[2]
 assert b["state"] == "dead" and b["serial"] is None and b["percent_used"] is None and b["regions"] == []
