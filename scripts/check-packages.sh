@@ -17,12 +17,15 @@
 #     is dirty, and do not on upgrade or when clean; vcache-boot's bounded
 #     wait and its stop (unload only when the system goes down) -- with
 #     stub commands and a fake /proc/vcache
-# With --vm (make check-packages) also, in one VM (tests/vm/run; a few
-# minutes: DKMS compiles under TCG): tests/vm/packages.guest installs the
+# With --vm (make check-packages) also, in one VM (tests/vm/run):
+# tests/vm/packages.guest installs the
 # .debs with dpkg in the guest's overlays and checks DKMS, the packaged
 # vcache-boot and udev rule, removal refused while dirty, reinstall with a
 # cache attached, removal once clean.  No reboot and no RPM install: see
-# README.md "What was built and tested".
+# README.md "What was built and tested".  NOT PASSING YET: DKMS compiling
+# the module in the TCG guest did not finish within the 1500 s timeout
+# (2026-11-26); the next step is to build it on the host (dkms mktarball)
+# and load it in the guest (dkms ldtarball) before dpkg -i.
 # Prints PASS/FAIL lines and "N passed, N failed".
 set -u
 with_vm=0
@@ -118,6 +121,18 @@ if [ -f "$conf" ] && grep -q '^AUTOINSTALL="yes"' "$conf" && grep -q "^PACKAGE_V
 else
 	bad "vcache-dkms: dkms.conf"
 fi
+
+# --- the unit as systemd reads it
+for root in "$T/rt" "$T/dt"; do
+	unit=$(find "$root" -name vcache.service)
+	sed "s,=/usr/libexec/,=$root/usr/libexec/,g" "$unit" > "$T/vcache.service"
+	out=$(systemd-analyze --man=no verify "$T/vcache.service" 2>&1)
+	if [ $? = 0 ] && [ -z "$out" ]; then
+		ok "$(basename "$root"): systemd-analyze verify vcache.service: clean"
+	else
+		bad "$(basename "$root"): systemd-analyze verify vcache.service" "$out"
+	fi
+done
 
 # --- the man pages as the packages ship them, rendered by groff (man -l)
 for m in "$T"/dt/usr/share/man/man*/*.gz; do
