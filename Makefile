@@ -210,7 +210,8 @@ deb: deps-packages dist
 	@scripts/packages.sh deb
 
 # Build, lint and check the packages (the `packages` suite of make check),
-# then install the .debs in a VM (tests/vm/packages.guest).  A reboot of
+# then install the .debs in a VM (tests/vm/packages.guest; does not pass
+# yet: DKMS compiling in the TCG guest exceeds the timeout).  A reboot of
 # an installed system with its fstab mount is not tested yet.
 check-packages: deps-packages deps
 	@scripts/check-packages.sh --vm
