@@ -3,8 +3,20 @@
 # quiet when everything is present.  Used by `make deps` (and so by `make
 # demo`).  With --kernels (`make check`, `make check-kernels`) it also
 # fetches every supported kernel with its build environment
-# (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).
+# (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).  With
+# --packages (`make check`, `make rpm`, `make deb`, `make check-packages`)
+# it also installs what builds and lints the packages: rpm (rpmbuild),
+# rpmlint, debhelper, dh-dkms with dkms, lintian.
 set -euo pipefail
+
+kernels=0
+for a in "$@"; do
+	case $a in
+	--kernels) kernels=1 ;;
+	--packages) pkgs_packages=1 ;;
+	*) echo "usage: scripts/deps.sh [--kernels] [--packages]" >&2; exit 2 ;;
+	esac
+done
 
 VENV=${VCACHE_VENV:-/opt/vcache/venv}
 KVER=${VCACHE_KVER:-}
@@ -21,6 +33,9 @@ pkgs=(
 	tmux prometheus python3-jsonschema
 	nbdkit nbdkit-plugin-dev python3-matplotlib
 )
+if [ -n "${pkgs_packages:-}" ]; then
+	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -53,6 +68,6 @@ if [ ! -f "/boot/vmlinuz-$KVER" ] || [ ! -d "/lib/modules/$KVER/build" ]; then
 	exit 1
 fi
 
-if [ "${1:-}" = --kernels ]; then
+if [ "$kernels" = 1 ]; then
 	"$(dirname "$0")/kernels.sh" fetch
 fi

@@ -28,6 +28,7 @@ suites=(
 	"vcache-config|make -s -C tools/vcache-config check"
 	"vcache-monitor|make -s -C tools/vcache-monitor check"
 	"driver-style|make -s -C driver check"
+	"packages|scripts/check-packages.sh"
 	"kernels|scripts/check-kernels.sh --build-only"
 	"driver-vm|make -s -C driver vmcheck"
 	"vm|make -s -C tests/vm check"

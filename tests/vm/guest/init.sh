@@ -50,8 +50,8 @@ if [ -x "$VCC_BIN" ] && [ -d /run/udev ]; then
 		ln -sf "$VC_TOP/build/vcache-monitor/vcache-monitor" \
 			/run/vcache/bin/vcache-monitor
 	export PATH="/run/vcache/bin:$PATH"
-	sed "s,/usr/sbin/vcache-config,$VCC_BIN," \
-		"$VC_TOP/tools/vcache-config/69-vcache.rules" \
+	sed "s,@SBINDIR@/vcache-config,$VCC_BIN," \
+		"$VC_TOP/tools/vcache-config/69-vcache.rules.in" \
 		> /run/udev/rules.d/69-vcache.rules
 	udevadm control --reload 2>/dev/null
 fi

@@ -16,6 +16,7 @@ static const struct vcc_name cmd_names[] = {
 	{ "flush", VCC_FLUSH }, { "set", VCC_SET }, { "pid", VCC_PID },
 	{ "list", VCC_LIST }, { "show", VCC_SHOW }, { "hotplug", VCC_HOTPLUG },
 	{ "ident", VCC_IDENT }, { "reset-stats", VCC_RESET_STATS },
+	{ "cards", VCC_CARDS },
 	/* aliases */
 	{ "destroy", VCC_DELETE }, { "remove", VCC_DELETE },
 	{ "ls", VCC_LIST }, { "info", VCC_SHOW }, { "status", VCC_SHOW },
@@ -90,6 +91,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_FLUSH] = B(O_BACKGROUND) | B(O_BACKING),
 	[VCC_PID] = B(O_JSON),
 	[VCC_LIST] = B(O_JSON),
+	[VCC_CARDS] = B(O_JSON),
 	[VCC_SHOW] = B(O_JSON),
 	[VCC_HOTPLUG] = B(O_IDENT) | B(O_ALL),
 };
@@ -413,6 +415,7 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 	case VCC_PID:
 		return parse_pid(a, p);
 	case VCC_LIST:
+	case VCC_CARDS:
 		a->json = p->given[O_JSON];
 		return no_more(a, p, 0);
 	case VCC_SHOW:

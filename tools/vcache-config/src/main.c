@@ -69,6 +69,10 @@ static const struct command commands[] = {
 	  "Zero the statistics of cache NAME." },
 	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING] | hotplug --all",
 	  "For udev: attach DEV to the cache waiting for its identity, if any." },
+	{ VCC_CARDS, vcc_cmd_cards, false, "cards [--json]",
+	  "Every vcache card: serial, model, firmware, capacity, the card-space\n"
+	  "table and its cache regions, health (percent used, media errors, unsafe\n"
+	  "shutdowns, power cycles, temperature), from sysfs." },
 	{ VCC_IDENT, vcc_cmd_ident, false, "ident DEV",
 	  "Print the identity by which vcache recognises DEV across reboots." },
 };

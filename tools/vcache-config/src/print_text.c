@@ -74,7 +74,7 @@ static void show_flush(FILE *f, const struct vcc_cache_info *c)
 
 static void show(FILE *f, const struct vcc_cache_info *c)
 {
-	char a[32], d[32], e[32];
+	char a[32], d[32], e[32], cd[64], bd[128];
 	unsigned int i;
 	int k;
 
@@ -109,10 +109,18 @@ static void show(FILE *f, const struct vcc_cache_info *c)
 	for (i = 0; i < c->nr_backing; i++) {
 		const struct vcc_backing_info *b = &c->backing[i];
 
-		fprintf(f, "  %s: /dev/%s -> %s (%s), %s, size %s, dirty %s (%llu bytes), identity %s, id %u\n",
-			b->devname, b->disk[0] ? b->disk : "-",
-			b->backing_disk[0] ? b->backing_disk : "-",
-			vcc_devstr(b->dev, d, sizeof(d)),
+		/* a waiting device has neither: no "/dev/- (0:0)" */
+		if (b->disk[0])
+			snprintf(cd, sizeof(cd), "/dev/%s", b->disk);
+		else
+			snprintf(cd, sizeof(cd), "no cached device");
+		if (b->backing_disk[0])
+			snprintf(bd, sizeof(bd), "%s (%s)", b->backing_disk,
+				 vcc_devstr(b->dev, d, sizeof(d)));
+		else
+			snprintf(bd, sizeof(bd), "backing device not there");
+		fprintf(f, "  %s: %s -> %s, %s, size %s, dirty %s (%llu bytes), identity %s, id %u\n",
+			b->devname, cd, bd,
 			vcc_name_of(vcc_bstates, b->state),
 			human(b->size, a, sizeof(a)), human(b->dirty_bytes, e, sizeof(e)),
 			(unsigned long long)b->dirty_bytes,

@@ -288,6 +288,20 @@ assert d == f, (d, f)'
 		bad dry_show_list_text "$(cat "$T/err")"
 	fi
 	expect dry_show_missing 3 "cache nope" dry "$VC" show nope
+	# a waiting backing device: no cached device, no backing disk
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["caches"][0]["backing"][0]
+b.update(state="waiting", disk=None, backing_disk=None, backing_dev=None)
+json.dump(d, open(sys.argv[1] + ".wait", "w"))' "$T/fake.json"
+	if VCACHE_NL_DRYRUN=1 VCACHE_NL_FAKE=$T/fake.json.wait "$VC" show db >"$T/out" 2>"$T/err" &&
+	   grep -q "no cached device -> backing device not there, waiting" "$T/out" &&
+	   ! grep -q "/dev/-\|(0:0)" "$T/out"; then
+		ok dry_show_waiting
+	else
+		bad dry_show_waiting "$(cat "$T/out" "$T/err")"
+	fi
 
 	# detach / delete with dirty data: refused before anything is sent
 	dry "$VC" detach db >"$T/out" 2>"$T/err"
@@ -406,14 +420,55 @@ done
 # every command, parameter and statistic of the header is in the man page
 missing=
 for w in create attach detach delete flush set pid list show hotplug ident \
-	 reset-stats $(sed -n 's/^\tX([A-Z_0-9]*, \([a-z_0-9]*\)).*/\1/p' \
+	 reset-stats cards $(sed -n 's/^\tX([A-Z_0-9]*, \([a-z_0-9]*\)).*/\1/p' \
 		"$top/include/vcache/vcache_nl.h"); do
 	grep -qs "$w" "$top/man/vcache-config.8" || missing="$missing $w"
 done
 if [ -z "$missing" ]; then ok man_complete; else bad man_complete "missing:$missing"; fi
 
-R=$here/../69-vcache.rules
-if grep -qF 'RUN+="/usr/sbin/vcache-config hotplug $devnode"' "$R" &&
+# cards: identity, space and health of every card, from a fake sysfs
+CS=$T/cardsys
+d=$CS/class/block/vflash0/device
+mkdir -p "$d/health" "$CS/class/block/vflash0p1" "$CS/class/block/vflash10/device" \
+	"$CS/class/block/vflash2/device" "$CS/class/block/sda"
+printf 'VC0001\n' >"$d/serial"; echo vcache-sim >"$d/model"; echo 1.0 >"$d/firmware_rev"
+echo live >"$d/state"; echo 268435456 >"$d/capacity"; echo 512 >"$d/lba_size"
+printf 'table ok generation 3 regions 1 raw_bytes 199229440\nregion db start 199229440 bytes 67108864 block 4096 open 1\n' >"$d/space"
+for kv in percent_used=2 media_errors=7 unsafe_shutdowns=1 power_cycles=4 temperature_k=308; do
+	echo "${kv#*=}" >"$d/health/${kv%=*}"
+done
+echo dead >"$CS/class/block/vflash10/device/state"
+echo resetting >"$CS/class/block/vflash2/device/state"
+out=$(VCACHE_SYSFS_ROOT=$CS VCACHE_NL_FORBID=1 "$VC" cards 2>&1)
+if grep -q "^vflash0  serial VC0001  model vcache-sim  firmware 1.0  live$" <<<"$out" &&
+   grep -q "capacity 256.0 MiB, raw disk 190.0 MiB, card-space table ok, 1 region$" <<<"$out" &&
+   grep -q "cache db: 64.0 MiB at 199229440$" <<<"$out" &&
+   grep -q "health: 2% used, 7 media errors, 1 unsafe shutdowns, 4 power cycles, 35 C$" <<<"$out" &&
+   grep -q "health: not available" <<<"$out" &&
+   [ "$(grep -o '^vflash[0-9]*' <<<"$out" | tr '\n' ' ')" = "vflash0 vflash2 vflash10 " ]; then
+	ok cards_text
+else
+	bad cards_text "$out"
+fi
+VCACHE_SYSFS_ROOT=$CS VCACHE_NL_FORBID=1 "$VC" cards --json >"$T/cards.json" 2>&1
+pycheck cards_json "$T/cards.json" '
+c = d["cards"]
+assert [x["disk"] for x in c] == ["vflash0", "vflash2", "vflash10"], c
+a = c[0]
+assert a["serial"] == "VC0001" and a["capacity_bytes"] == 268435456 and a["raw_size_bytes"] == 199229440
+assert a["regions"] == [{"name": "db", "start_bytes": 199229440, "size_bytes": 67108864,
+                         "block_size_bytes": 4096, "open": True}], a["regions"]
+assert (a["percent_used"], a["media_errors"], a["unsafe_shutdowns"], a["temperature_c"]) == (2, 7, 1, 35)
+b = c[2]
+assert b["state"] == "dead" and b["serial"] is None and b["percent_used"] is None and b["regions"] == []
+assert set(a) == set(b), (set(a) ^ set(b))'
+expect cards_no_sysfs 1 "cannot read" env VCACHE_SYSFS_ROOT=$T/nope "$VC" cards
+expect cards_extra_arg 2 "unexpected argument" "$VC" cards x
+
+R=$here/../69-vcache.rules.in
+if grep -qF 'RUN+="@SBINDIR@/vcache-config hotplug $devnode"' "$R" &&
+   ! grep -q '/usr/sbin' "$R" &&
+   grep -qF 'SYMLINK+="disk/by-id/vflash-$attr{serial}"' "$R" &&
    grep -qF 'KERNEL=="vcache[0-9]*", SUBSYSTEM=="block", ATTR{vcache/name}=="?*", SYMLINK+="vcache/$attr{vcache/name}"' "$R" &&
    grep -qF 'KERNEL=="vflash*|vcache*", GOTO="vcache_end"' "$R" &&
    ! grep -vE '^(#.*|LABEL="[a-z_]+"|[A-Z]+(\{[^}]*\})?(==|!=|\+=|=)"[^"]*"(, [A-Z]+(\{[^}]*\})?(==|!=|\+=|=)"[^"]*")*|)$' "$R"; then
