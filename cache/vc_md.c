@@ -504,19 +504,24 @@ out:
 	return err;
 }
 
-/* Erase both superblock copies (a deleted cache is never found again). */
+/*
+ * Erase every superblock copy a loader would look at (this format's two,
+ * and format 2's second copy): a deleted cache is never found again, and
+ * a format cut short never leaves an older cache to be found.
+ */
 int vc_md_erase_sb(struct vc_cache *c)
 {
+	static const u64 where[] = { VC_SB_SECTOR, VC_SB2_SECTOR,
+				     VC_V2_SB2_SECTOR };
 	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
-	int err;
+	u32 i;
+	int err = 0;
 
 	if (!z)
 		return -ENOMEM;
-	err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
-	if (!err)
+	for (i = 0; i < sizeof(where) / sizeof(where[0]) && !err; i++)
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-				 c->sb2_sector, VC_SECTOR_SIZE, z);
+				 where[i], VC_SECTOR_SIZE, z);
 	vc_buf_free(z);
 	return err;
 }
@@ -527,18 +532,10 @@ int vc_md_erase_sb(struct vc_cache *c)
  */
 int vc_md_format(struct vc_cache *c)
 {
-	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
 	u32 i;
 	int err;
 
-	if (!z)
-		return -ENOMEM;
-	err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-			 VC_SB_SECTOR, VC_SECTOR_SIZE, z);
-	if (!err)
-		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-				 c->sb2_sector, VC_SECTOR_SIZE, z);
-	vc_buf_free(z);
+	err = vc_md_erase_sb(c);
 	if (err)
 		return err;
 	err = vc_md_write_all(c);

@@ -7,32 +7,6 @@
  */
 #include "tutil.h"
 
-struct inj {
-	int op;			/* VC_DEV_* to fail, -1 any */
-	bool meta_only, data_only;
-	int left;		/* failures to inject, -1 forever */
-	int err;
-	u32 hits;
-};
-
-static int inject(void *ctx, const struct vc_dev_io *io)
-{
-	struct inj *f = ctx;
-
-	if (!f->left)
-		return 0;
-	if (f->op >= 0 && io->op != f->op)
-		return 0;
-	if (f->meta_only && !(io->flags & VC_DEV_META))
-		return 0;
-	if (f->data_only && (io->flags & VC_DEV_META))
-		return 0;
-	if (f->left > 0)
-		f->left--;
-	f->hits++;
-	return f->err;
-}
-
 static struct vc_cache_config d_cfg(u64 commit_ms)
 {
 	struct vc_cache_config cfg = t_cfg_manual();
@@ -66,9 +40,9 @@ static int reads_one_of(struct tenv *t, u64 blk, u32 a, u32 b)
 static void test_failed_commit_record_requeued(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(50);
-	struct inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+	struct t_inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
 			 .err = -EIO };
-	struct inj bw = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct t_inj bw = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
 	struct tenv t;
 
 	(void)st;
@@ -76,8 +50,8 @@ static void test_failed_commit_record_requeued(void **st)
 	back_put(&t, 7, 1);
 	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);	/* lazy */
 	/* records fail; write-back cannot take the data home either */
-	vc_memdev_set_fail(t.cm, inject, &f);
-	vc_memdev_set_fail(t.bm, inject, &bw);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
+	vc_memdev_set_fail(t.bm, t_inject, &bw);
 	t_advance_ms(60);		/* the timer's commit: record fails */
 	assert_true(f.hits >= 1);
 	assert_true(t_stats(&t).commits >= 1);
@@ -101,9 +75,9 @@ static void test_wt_over_flashdirty_failed_flush(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(0);
 	/* -ENOMEM: retried later, no degradation */
-	struct inj md = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+	struct t_inj md = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
 			  .err = -ENOMEM };
-	struct inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
+	struct t_inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
 	struct tenv t;
 	int e;
 
@@ -113,13 +87,13 @@ static void test_wt_over_flashdirty_failed_flush(void **st)
 	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
 	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WT), 0);
 	/* write-back: the clean record cannot be written */
-	vc_memdev_set_fail(t.cm, inject, &md);
+	vc_memdev_set_fail(t.cm, t_inject, &md);
 	vc_cache_flush(t.c, t.dev, NULL, NULL);
 	t_run();
 	assert_true(md.hits >= 1);
 	assert_int_equal(t_stats(&t).dirty_blocks, 0);
 	/* records writable again, cache FLUSH fails */
-	vc_memdev_set_fail(t.cm, inject, &fl);
+	vc_memdev_set_fail(t.cm, t_inject, &fl);
 	e = t_write_pat(&t, 3, 1, 2, 0);		/* write-through */
 	if (!e) {
 		e = t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL);
@@ -147,7 +121,7 @@ static void test_wt_over_flashdirty_failed_flush(void **st)
 static void test_shutdown_records_after_data(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(10000);
-	struct inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
+	struct t_inj fl = { .op = VC_DEV_FLUSH, .left = -1, .err = -EIO };
 	struct tenv t;
 	u64 data_start;
 
@@ -157,7 +131,7 @@ static void test_shutdown_records_after_data(void **st)
 	assert_int_equal(t_write_pat(&t, 11, 1, 2, 0), 0);	/* lazy */
 	data_start = t.c->data_start;
 	/* every cache FLUSH fails from here: the shutdown cannot finish */
-	vc_memdev_set_fail(t.cm, inject, &fl);
+	vc_memdev_set_fail(t.cm, t_inject, &fl);
 	assert_int_not_equal(vc_cache_shutdown(t.c, 0), 0);
 	t.c = NULL;
 	vc_memdev_set_fail(t.cm, NULL, NULL);
@@ -226,9 +200,9 @@ static void test_stale_clean_sb_copy(void **st)
 static void test_double_failure_marks_lost(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(0);
-	struct inj cw = { .op = VC_DEV_WRITE, .data_only = true, .left = 1,
+	struct t_inj cw = { .op = VC_DEV_WRITE, .data_only = true, .left = 1,
 			  .err = -EIO };
-	struct inj bw = { .op = VC_DEV_WRITE, .left = 1, .err = -EIO };
+	struct t_inj bw = { .op = VC_DEV_WRITE, .left = 1, .err = -EIO };
 	u8 buf[T_BS], exp[T_BS];
 	struct tenv t;
 	int e;
@@ -238,8 +212,8 @@ static void test_double_failure_marks_lost(void **st)
 	back_put(&t, 2, 1);
 	assert_int_equal(t_write_pat(&t, 2, 1, 2, 0), 0);	/* dirty */
 	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
-	vc_memdev_set_fail(t.cm, inject, &cw);
-	vc_memdev_set_fail(t.bm, inject, &bw);
+	vc_memdev_set_fail(t.cm, t_inject, &cw);
+	vc_memdev_set_fail(t.bm, t_inject, &bw);
 	memset(buf, 0xee, 512);
 	assert_int_not_equal(t_io(&t, VC_OP_WRITE, 0, 2 * T_BSEC, 512, buf), 0);
 	assert_int_equal(cw.hits, 1);
@@ -267,7 +241,7 @@ static void test_double_failure_marks_lost(void **st)
 static void test_lost_marker_persists(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(0);
-	struct inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
+	struct t_inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
 			  .err = -EIO };
 	u8 buf[512];
 	struct tenv t;
@@ -279,7 +253,7 @@ static void test_lost_marker_persists(void **st)
 	assert_int_equal(t_write_pat(&t, 4, 1, 2, 0), 0);	/* dirty */
 	assert_int_equal(t_write_pat(&t, 6, 1, 2, 0), 0);
 	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
-	vc_memdev_set_fail(t.cm, inject, &rd);
+	vc_memdev_set_fail(t.cm, t_inject, &rd);
 	assert_int_equal(t_check_pat(&t, 4, 1, 2), -EIO);	/* lost */
 	rd.left = 1;
 	assert_int_equal(t_check_pat(&t, 6, 1, 2), -EIO);	/* lost */
@@ -319,14 +293,14 @@ static void test_lost_marker_persists(void **st)
 static void test_lost_marker_leaves_with_device(void **st)
 {
 	struct vc_cache_config cfg = d_cfg(0);
-	struct inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
+	struct t_inj rd = { .op = VC_DEV_READ, .data_only = true, .left = 1,
 			  .err = -EIO };
 	struct tenv t;
 
 	(void)st;
 	t_setup(&t, 1024, 4096, true, &cfg);
 	assert_int_equal(t_write_pat(&t, 4, 1, 2, 0), 0);
-	vc_memdev_set_fail(t.cm, inject, &rd);
+	vc_memdev_set_fail(t.cm, t_inject, &rd);
 	assert_int_equal(t_check_pat(&t, 4, 1, 2), -EIO);
 	vc_memdev_set_fail(t.cm, NULL, NULL);
 	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), 0);

@@ -7,32 +7,6 @@
  */
 #include "tutil.h"
 
-struct inj {
-	int op;			/* VC_DEV_* to fail, -1 any */
-	bool meta_only, data_only;
-	int left;		/* failures to inject, -1 forever */
-	int err;
-	u32 hits;
-};
-
-static int inject(void *ctx, const struct vc_dev_io *io)
-{
-	struct inj *f = ctx;
-
-	if (!f->left)
-		return 0;
-	if (f->op >= 0 && io->op != f->op)
-		return 0;
-	if (f->meta_only && !(io->flags & VC_DEV_META))
-		return 0;
-	if (f->data_only && (io->flags & VC_DEV_META))
-		return 0;
-	if (f->left > 0)
-		f->left--;
-	f->hits++;
-	return f->err;
-}
-
 static struct vc_cache_config e_cfg(enum vc_mode m)
 {
 	struct vc_cache_config cfg;
@@ -50,12 +24,12 @@ static void test_cache_read_error_clean(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WT);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* clean, cached */
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);	/* retried on hdd */
 	s = t_stats(&t);
 	assert_int_equal(s.cache_read_errors, 1);
@@ -71,12 +45,12 @@ static void test_cache_read_error_dirty(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);
 	s = t_stats(&t);
 	assert_int_equal(s.cache_read_errors, 1);
@@ -97,11 +71,11 @@ static void test_cache_write_errors_degrade(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	/* the host write succeeds: its data went to the backing device */
 	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);
 	assert_true(t_backing_has(&t, 4, 1, 3));
@@ -131,11 +105,11 @@ static void test_metadata_write_error(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = 1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = 1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, true, &cfg);
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	/* dirty record cannot be written: data goes home, host succeeds */
 	assert_int_equal(t_write_pat(&t, 4, 1, 3, VC_IO_FUA), 0);
 	vc_memdev_set_fail(t.cm, NULL, NULL);
@@ -153,12 +127,12 @@ static void test_backing_errors_propagate(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WT);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = -1, .left = -1, .err = -EIO };
+	struct t_inj f = { .op = -1, .left = -1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	t_write_pat(&t, 1, 1, 1, 0);
-	vc_memdev_set_fail(t.bm, inject, &f);
+	vc_memdev_set_fail(t.bm, t_inject, &f);
 	assert_int_equal(t_check_pat(&t, 30, 1, 0), -EIO);	/* miss */
 	assert_int_equal(t_write_pat(&t, 31, 1, 0, 0), -EIO);	/* WT */
 	assert_int_equal(t_check_pat(&t, 1, 1, 1), 0);	/* hit still fine */
@@ -178,12 +152,12 @@ static void test_writeback_error_keeps_dirty(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	t_write_pat(&t, 1, 2, 1, 0);
-	vc_memdev_set_fail(t.bm, inject, &f);
+	vc_memdev_set_fail(t.bm, t_inject, &f);
 	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -EIO);
 	s = t_stats(&t);
 	assert_int_equal(s.dirty_blocks, 2);	/* still ours to write */
@@ -199,13 +173,13 @@ static void test_writeback_read_error_lost(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_READ, .data_only = true, .left = 1, .err = -EIO };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	t_write_pat(&t, 1, 1, 1, 0);
 	t_write_pat(&t, 10, 1, 1, 0);
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -EIO);
 	vc_memdev_set_fail(t.cm, NULL, NULL);
 	s = t_stats(&t);
@@ -227,12 +201,12 @@ static void test_dead_flash_overwrite_of_lost_block(void **st)
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
 	struct tenv t;
 	struct vc_stats s;
-	struct inj f = { .op = -1, .left = -1, .err = -ENODEV };
+	struct t_inj f = { .op = -1, .left = -1, .err = -ENODEV };
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
-	vc_memdev_set_fail(t.cm, inject, &f);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
 	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);	/* lost */
 	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* refused */
 	t_run();

@@ -208,3 +208,21 @@ struct vc_stats t_stats(struct tenv *t)
 	vc_cache_get_stats(t->c, &st);
 	return st;
 }
+
+int t_inject(void *ctx, const struct vc_dev_io *io)
+{
+	struct t_inj *f = ctx;
+
+	if (!f->left)
+		return 0;
+	if (f->op >= 0 && io->op != f->op)
+		return 0;
+	if (f->meta_only && !(io->flags & VC_DEV_META))
+		return 0;
+	if (f->data_only && (io->flags & VC_DEV_META))
+		return 0;
+	if (f->left > 0)
+		f->left--;
+	f->hits++;
+	return f->err;
+}

@@ -48,6 +48,19 @@ void t_crash(struct tenv *t);
 /* Load the cache again and re-attach the backing device. */
 int t_reload(struct tenv *t);
 
+/*
+ * Device error injection (vc_memdev_set_fail(dev, t_inject, &inj)): fail
+ * the I/Os that match with @err, @left times (-1: forever).
+ */
+struct t_inj {
+	int op;			/* VC_DEV_* to fail, -1 any */
+	bool meta_only, data_only;
+	int left;		/* failures to inject, -1 forever */
+	int err;
+	u32 hits;
+};
+int t_inject(void *ctx, const struct vc_dev_io *io);
+
 /* Synchronous host I/O on the backing device through the cache. */
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data);
 int t_write_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed, u32 flags);
