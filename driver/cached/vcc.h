@@ -46,6 +46,7 @@ struct vcc_dev {
 
 	struct gendisk *disk;		/* /dev/vcacheN while attached */
 	int index;			/* N */
+	bool dying;			/* opens refused (delete, detach) */
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
 	struct kobject kobj;		/* /sys/block/vcacheN/vcache */
@@ -87,6 +88,7 @@ struct vcc_cache {
 	struct delayed_work flush_work;	/* progress events */
 
 	struct proc_dir_entry *proc;
+	bool proc_closing;		/* vcc_proc_del() under way */
 };
 
 /* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */

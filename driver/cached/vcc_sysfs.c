@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
+#include <linux/delay.h>
 #include <linux/kobject.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -217,12 +218,12 @@ static void vcc_proc_latency(struct seq_file *m, struct vcc_cache *c)
 	kfree(b);
 }
 
-static int vcc_proc_show(struct seq_file *m, void *unused)
+static int vcc_proc_show_locked(struct seq_file *m, struct vcc_cache *c)
 {
-	struct vcc_cache *c = m->private;
 	u64 *v;
 	int i;
 
+	lockdep_assert_held(&vcc_lock);
 	seq_printf(m, "name %s\nstate %s\nflash %s\nregion_start %llu\nsize %llu\nblock_size %u\n",
 		   c->name, vcc_state_name(c->state), c->flash_name,
 		   c->region_start, c->size, c->block_size);
@@ -260,8 +261,32 @@ static int vcc_proc_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+/*
+ * /proc/vcache/NAME is world-readable: the cache's devices come and go
+ * under vcc_lock (attach, detach free them), so the reader takes it.  The
+ * entry itself lives until vcc_proc_del(), which runs under vcc_lock and
+ * waits for readers: a reader that cannot take the lock gives up once the
+ * entry is going, instead of waiting for a lock its remover holds.
+ */
+static int vcc_proc_show(struct seq_file *m, void *unused)
+{
+	struct vcc_cache *c = m->private;
+	int err;
+
+	while (!mutex_trylock(&vcc_lock)) {
+		if (READ_ONCE(c->proc_closing))
+			return -ENODEV;
+		if (msleep_interruptible(5))
+			return -EINTR;
+	}
+	err = vcc_proc_show_locked(m, c);
+	mutex_unlock(&vcc_lock);
+	return err;
+}
+
 void vcc_proc_add(struct vcc_cache *c)
 {
+	WRITE_ONCE(c->proc_closing, false);
 	if (vcc_proc_dir)
 		c->proc = proc_create_single_data(c->name, 0444, vcc_proc_dir,
 						  vcc_proc_show, c);
@@ -269,6 +294,8 @@ void vcc_proc_add(struct vcc_cache *c)
 
 void vcc_proc_del(struct vcc_cache *c)
 {
+	lockdep_assert_held(&vcc_lock);
+	WRITE_ONCE(c->proc_closing, true);
 	proc_remove(c->proc);	/* waits for readers */
 	c->proc = NULL;
 }
