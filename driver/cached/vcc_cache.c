@@ -190,19 +190,17 @@ u32 vcc_engine_block_size(struct vcc_cache *c)
 	return bs;
 }
 
+/*
+ * Dirty bytes of the whole cache, summed over its backing slots (no
+ * allocation: a delete must never take "could not count" for "clean").
+ */
 static u64 vcc_dirty_bytes(struct vcc_cache *c)
 {
-	struct vc_stats *st;
 	u64 v = 0;
+	u32 i;
 
-	if (!c->engine)
-		return 0;
-	st = kmalloc_obj(*st, GFP_KERNEL);
-	if (!st)
-		return 0;
-	vc_cache_get_stats(c->engine, st);
-	v = st->dirty_blocks * c->block_size;
-	kfree(st);
+	for (i = 0; c->engine && i < VC_MAX_BACKING; i++)
+		v += vcc_dev_dirty_bytes(c, i);
 	return v;
 }
 
@@ -272,7 +270,9 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 	if (err) {
 		vcc_ext_err(ext, "cannot create the cached device of %s (error %d)",
 			    d->bdev_name, err);
-		vc_cache_detach(c->engine, id, 0);
+		/* the engine must not keep a device closed below */
+		if (vc_cache_detach(c->engine, id, 0))
+			vc_cache_unplug(c->engine, id);
 		goto out_close;
 	}
 	d->state = VCACHE_BS_ATTACHED;
@@ -285,29 +285,59 @@ out_close:
 	return err;
 }
 
-/* Stop @d's cached device and let go of its backing device. */
+/*
+ * Stop @d's cached device and let go of its backing device, whatever the
+ * engine's metadata can record: the engine stops using it first.
+ */
 static void vcc_dev_unplug(struct vcc_dev *d)
 {
 	vcc_dev_stop(d);
+	if (d->cache->engine)
+		vc_cache_unplug(d->cache->engine, d->id);
 	if (d->bh.bdev)
 		vcd_bdev_close(&d->bh);
 	d->state = VCACHE_BS_WAITING;
 }
 
 /*
- * Someone has /dev/vcacheN open.  udev's probe of a new or changed disk
- * holds it open for a moment: that is waited out (up to 3 s).
+ * Block new opens of /dev/vcacheN (they fail with ENXIO), then tell
+ * whether someone still has it open.  udev's probe of a new or changed
+ * disk holds it open for a moment: that is waited out (up to 3 s).  On
+ * true opens are allowed again; on false they stay blocked until
+ * vcc_dev_allow_opens() or the disk's end: nothing can write through it
+ * while a delete or detach checks for dirty data and tears it down.
  */
 static bool vcc_dev_open(struct vcc_dev *d)
 {
 	int tries;
 
-	for (tries = 0; d->disk && disk_openers(d->disk) > 0; tries++) {
-		if (tries == 60)
+	if (!d->disk)
+		return false;
+	mutex_lock(&d->disk->open_mutex);
+	WRITE_ONCE(d->dying, true);
+	mutex_unlock(&d->disk->open_mutex);
+	for (tries = 0; disk_openers(d->disk) > 0; tries++) {
+		if (tries == 60) {
+			WRITE_ONCE(d->dying, false);
 			return true;
+		}
 		msleep(50);
 	}
 	return false;
+}
+
+static void vcc_dev_allow_opens(struct vcc_dev *d)
+{
+	WRITE_ONCE(d->dying, false);
+}
+
+static void vcc_allow_opens(struct vcc_cache *c)
+{
+	int i;
+
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i])
+			vcc_dev_allow_opens(c->devs[i]);
 }
 
 static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
@@ -512,11 +542,13 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	int i, err, ferr;
 
 	lockdep_assert_held(&vcc_lock);
+	/* from here no new open: nothing written after the dirty check */
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		if (c->devs[i] && vcc_dev_open(c->devs[i])) {
 			vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
 				    c->devs[i]->disk->disk_name,
 				    c->devs[i]->devname);
+			vcc_allow_opens(c);
 			return -EBUSY;
 		}
 	}
@@ -525,20 +557,36 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 		if (err) {
 			vcc_ext_err(ext, "cache %s: write-back failed (error %d); nothing deleted",
 				    c->name, err);
+			vcc_allow_opens(c);
 			return err;
 		}
 	}
 	dirty = vcc_dirty_bytes(c);
-	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY))
+	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY)) {
+		vcc_allow_opens(c);
 		return vcc_refuse_dirty(c, dirty, c->name, "--discard-dirty",
 					ext);
-	for (i = 0; i < VC_MAX_BACKING && c->engine; i++) {
-		if (!c->devs[i])
-			continue;
-		vcc_dev_stop(c->devs[i]);
-		if (dirty)
-			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	}
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i])
+			vcc_dev_stop(c->devs[i]);
+	/* every bio has ended: what is dirty now is what gets discarded */
+	dirty = vcc_dirty_bytes(c);
+	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY)) {
+		pr_err("%s: %llu bytes became dirty during the delete: not deleted\n",
+		       c->name, dirty);
+		for (i = 0; i < VC_MAX_BACKING; i++)
+			if (c->devs[i] &&
+			    c->devs[i]->state == VCACHE_BS_ATTACHED &&
+			    vcc_dev_start(c->devs[i]))
+				pr_err("%s: cannot create the cached device of %s again\n",
+				       c->name, c->devs[i]->devname);
+		return vcc_refuse_dirty(c, dirty, c->name, "--discard-dirty",
+					ext);
+	}
+	for (i = 0; i < VC_MAX_BACKING && c->engine && dirty; i++)
+		if (c->devs[i])
+			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
 	failed = c->state == VCACHE_STATE_FAILED;
 	err = vcc_teardown(c, 0);
@@ -682,6 +730,7 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
+	/* from here no new open: nothing written after the dirty check */
 	if (vcc_dev_open(d)) {
 		vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
 			    d->disk->disk_name, d->devname);
@@ -692,6 +741,7 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 		if (err) {
 			vcc_ext_err(ext, "%s: write-back failed (error %d); still attached",
 				    d->devname, err);
+			vcc_dev_allow_opens(d);
 			return err;
 		}
 	}
@@ -699,9 +749,11 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (dirty && (flags & VCACHE_F_KEEP_DIRTY) &&
 	    d->state == VCACHE_BS_ATTACHED)
 		return vcc_detach_keep(c, d, dirty, ext);
-	if (dirty)
+	if (dirty) {
+		vcc_dev_allow_opens(d);
 		return vcc_refuse_dirty(c, dirty, d->devname,
 					"--keep-dirty", ext);
+	}
 	err = vcc_dev_leave(c, d, 0, ext);
 	if (err)
 		return err;
