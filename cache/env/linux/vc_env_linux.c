@@ -6,6 +6,8 @@
 #include <linux/blkdev.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/mempool.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 
 #include "vc_linux.h"
@@ -26,6 +28,26 @@ struct vc_lio {
 	struct bio bio;		/* last: the bio_set's front pad ends here */
 };
 
+/*
+ * Test fault point (module parameter fault_bio_slab): every Nth slab
+ * allocation behind vc_bs fails (1: all of them), so bios come from the
+ * bio_set's reserve only, as when the slab cannot get memory; 0: off.
+ */
+static unsigned int vc_fault_bio_slab;
+module_param_named(fault_bio_slab, vc_fault_bio_slab, uint, 0644);
+MODULE_PARM_DESC(fault_bio_slab,
+		 "test only: fail every Nth slab allocation of an engine bio (0 = never)");
+static atomic_t vc_fault_bio_count = ATOMIC_INIT(0);
+
+static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
+{
+	unsigned int n = READ_ONCE(vc_fault_bio_slab);
+
+	if (n && !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
+		return NULL;
+	return mempool_alloc_slab(gfp, pool_data);
+}
+
 int vc_env_init(void)
 {
 	int err;
@@ -38,8 +60,10 @@ int vc_env_init(void)
 	if (err) {
 		destroy_workqueue(vc_wq);
 		vc_wq = NULL;
+		return err;
 	}
-	return err;
+	vc_bs.bio_pool.alloc = vc_bio_slab_alloc;	/* the fault point */
+	return 0;
 }
 
 void vc_env_exit(void)
