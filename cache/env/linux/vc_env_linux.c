@@ -17,7 +17,13 @@ static struct workqueue_struct *vc_wq;
  * Every bio the engine sends down comes from here, with its completion
  * hand-off (struct vc_lio) in the front pad: no allocation per I/O beyond
  * the bio_set's mempool, so device I/O makes progress under memory
- * pressure.
+ * pressure.  Inside the cached device's ->submit_bio one host bio becomes
+ * up to 256 bios (1 MiB in 4 KiB blocks), all parked on current->bio_list
+ * until ->submit_bio returns: with the slab failing, the reserve is gone
+ * after two and the submitter would sleep in mempool_alloc() for bios
+ * only it can dispatch.  The rescuer (BIOSET_NEED_RESCUER) is what
+ * bio_alloc_bioset() then hands the parked bios of this set to, so they
+ * are dispatched, complete and refill the reserve.
  */
 static struct bio_set vc_bs;
 
@@ -56,7 +62,7 @@ int vc_env_init(void)
 	if (!vc_wq)
 		return -ENOMEM;
 	err = bioset_init(&vc_bs, BIO_POOL_SIZE, offsetof(struct vc_lio, bio),
-			  BIOSET_NEED_BVECS);
+			  BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
 	if (err) {
 		destroy_workqueue(vc_wq);
 		vc_wq = NULL;
