@@ -36,20 +36,23 @@ struct vc_lio {
 
 /*
  * Test fault point (module parameter fault_bio_slab): every Nth slab
- * allocation behind vc_bs fails (1: all of them), so bios come from the
- * bio_set's reserve only, as when the slab cannot get memory; 0: off.
+ * allocation behind vc_bs made inside a ->submit_bio (current->bio_list
+ * set: the cached device's clones) fails (1: all of them), so those bios
+ * come from the bio_set's reserve only, as when the slab cannot get
+ * memory; 0: off.  Allocations elsewhere (workers) are left alone.
  */
 static unsigned int vc_fault_bio_slab;
 module_param_named(fault_bio_slab, vc_fault_bio_slab, uint, 0644);
 MODULE_PARM_DESC(fault_bio_slab,
-		 "test only: fail every Nth slab allocation of an engine bio (0 = never)");
+		 "test only: fail every Nth slab allocation of an engine bio inside submit_bio (0 = never)");
 static atomic_t vc_fault_bio_count = ATOMIC_INIT(0);
 
 static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
 {
 	unsigned int n = READ_ONCE(vc_fault_bio_slab);
 
-	if (n && !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
+	if (n && current->bio_list &&
+	    !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
 		return NULL;
 	return mempool_alloc_slab(gfp, pool_data);
 }
