@@ -759,7 +759,10 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 		return err;
 	memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
 	c->devs[d->id] = NULL;
-	vcc_save_conf(c);
+	err = vcc_save_conf(c);
+	if (err)
+		pr_warn("%s: cannot record the detach of %s in the card's table (error %d): it is listed as waiting after the next probe\n",
+			c->name, d->devname, err);
 	vcnl_event(c, VCACHE_EV_DETACHED, d, 0, NULL);
 	pr_info("%s: %s detached\n", c->name, d->devname);
 	kfree(d);
@@ -793,6 +796,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	    struct netlink_ext_ack *ext)
 {
 	struct vc_params old;
+	int old_policy, old_mode;
 	u32 mask = 0;
 	int i, err;
 
@@ -804,8 +808,11 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	/*
 	 * All or nothing: the parameters are checked and applied together
 	 * (dirty-low may rise above the old dirty-high in the same SET), the
-	 * policy and mode after them, rolled back if refused.
+	 * policy and mode after them, and the card's copy last; whatever is
+	 * refused rolls back everything applied before it.
 	 */
+	old_policy = vc_cache_get_policy(c->engine);
+	old_mode = vc_cache_get_requested_mode(c->engine);
 	for (i = 0; i < VC_NR_PARAMS; i++) {
 		old.v[i] = vc_cache_get_param(c->engine, i);
 		if (!s->has[i])
@@ -824,7 +831,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 			return err;
 		}
 	}
-	if (s->policy >= 0) {
+	if (s->policy >= 0 && s->policy != old_policy) {
 		err = vc_cache_set_policy(c->engine, s->policy);
 		if (err) {
 			vcc_ext_err(ext, "policy %d refused", s->policy);
@@ -844,12 +851,21 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 			goto rollback;
 		}
 	}
-	vcc_save_conf(c);
+	err = vcc_save_conf(c);
+	if (err) {
+		vcc_ext_err(ext, "cache %s cannot record the settings in the card's table (error %d): nothing changed",
+			    c->name, err);
+		if (s->mode >= 0 && s->mode != old_mode)
+			vc_cache_set_mode(c->engine, old_mode);
+		goto rollback;
+	}
 	vcc_update_state(c);
 	vcnl_event(c, VCACHE_EV_SET, NULL, 0, NULL);
 	return 0;
 
 rollback:
+	if (vc_cache_get_policy(c->engine) != old_policy)
+		vc_cache_set_policy(c->engine, old_policy);
 	if (mask)
 		vc_cache_set_params(c->engine, mask, old.v);
 	return err;
