@@ -30,6 +30,7 @@
 extern struct mutex vcc_lock;
 
 struct vcc_cache;
+struct vcc_kobj;
 
 /* A cached device: one backing device served through a cache. */
 struct vcc_dev {
@@ -49,8 +50,7 @@ struct vcc_dev {
 	bool dying;			/* opens refused (delete, detach) */
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
-	struct kobject kobj;		/* /sys/block/vcacheN/vcache */
-	bool kobj_added;
+	struct vcc_kobj *ko;		/* /sys/block/vcacheN/vcache */
 };
 
 /* The settings kept with a card cache's region (vcc_conf.c). */

@@ -321,11 +321,27 @@ struct vcc_attr {
 	int arg;
 };
 
+/*
+ * The kobject of /sys/block/vcacheN/vcache, allocated per add and freed by
+ * its release: a reference still held after kobject_del() (a uevent in
+ * flight) never sees the next one.  @d is valid while the files are
+ * there: kobject_del() waits for their readers and writers.
+ */
+struct vcc_kobj {
+	struct kobject kobj;
+	struct vcc_dev *d;
+};
+
+static struct vcc_dev *vcc_kobj_dev(struct kobject *k)
+{
+	return container_of(k, struct vcc_kobj, kobj)->d;
+}
+
 static ssize_t vcc_attr_show(struct kobject *k, struct attribute *a, char *buf)
 {
 	struct vcc_attr *va = container_of(a, struct vcc_attr, attr);
 
-	return va->show(container_of(k, struct vcc_dev, kobj), buf, va->arg);
+	return va->show(vcc_kobj_dev(k), buf, va->arg);
 }
 
 static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
@@ -339,7 +355,7 @@ static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
 	/* kobject_del() under vcc_lock waits for us: never block on it */
 	if (!mutex_trylock(&vcc_lock))
 		return restart_syscall();
-	ret = va->store(container_of(k, struct vcc_dev, kobj), buf, n, va->arg);
+	ret = va->store(vcc_kobj_dev(k), buf, n, va->arg);
 	mutex_unlock(&vcc_lock);
 	return ret;
 }
@@ -520,7 +536,7 @@ static const struct attribute_group *vcc_groups[] = {
 
 static void vcc_kobj_release(struct kobject *k)
 {
-	/* the kobject lives in its vcc_dev, freed by the cache's teardown */
+	kfree(container_of(k, struct vcc_kobj, kobj));
 }
 
 static const struct kobj_type vcc_ktype = {
@@ -577,17 +593,20 @@ static void vcc_sysfs_build(void)
 
 int vcc_sysfs_add(struct vcc_dev *d)
 {
+	struct vcc_kobj *ko = kzalloc_obj(*ko, GFP_KERNEL);
 	int err;
 
-	memset(&d->kobj, 0, sizeof(d->kobj));
-	err = kobject_init_and_add(&d->kobj, &vcc_ktype,
+	if (!ko)
+		return -ENOMEM;
+	ko->d = d;
+	err = kobject_init_and_add(&ko->kobj, &vcc_ktype,
 				   &disk_to_dev(d->disk)->kobj, "vcache");
 	if (err) {
-		kobject_put(&d->kobj);
+		kobject_put(&ko->kobj);	/* frees it */
 		return err;
 	}
-	d->kobj_added = true;
-	kobject_uevent(&d->kobj, KOBJ_ADD);
+	d->ko = ko;
+	kobject_uevent(&ko->kobj, KOBJ_ADD);
 	/* udev names /dev/vcache/<name> from vcache/name: tell it now */
 	kobject_uevent(&disk_to_dev(d->disk)->kobj, KOBJ_CHANGE);
 	return 0;
@@ -595,9 +614,9 @@ int vcc_sysfs_add(struct vcc_dev *d)
 
 void vcc_sysfs_del(struct vcc_dev *d)
 {
-	if (!d->kobj_added)
+	if (!d->ko)
 		return;
-	kobject_del(&d->kobj);	/* waits for readers and writers */
-	kobject_put(&d->kobj);
-	d->kobj_added = false;
+	kobject_del(&d->ko->kobj);	/* waits for readers and writers */
+	kobject_put(&d->ko->kobj);
+	d->ko = NULL;
 }
