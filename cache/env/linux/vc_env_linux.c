@@ -421,7 +421,12 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 		opf = REQ_OP_WRITE | REQ_PREFLUSH;
 		break;
 	case VC_DEV_WRITE_ZEROES:
-		opf = REQ_OP_WRITE_ZEROES;
+		/*
+		 * Zeroes, never a deallocation: the engine does not carry the
+		 * host's REQ_NOUNMAP, and zeroes with the blocks kept satisfy
+		 * a request with or without it.
+		 */
+		opf = REQ_OP_WRITE_ZEROES | REQ_NOUNMAP;
 		if (io->flags & VC_DEV_FUA)
 			opf |= REQ_FUA;
 		break;
