@@ -671,6 +671,57 @@ int vc_cache_set_dev_label(struct vc_cache *c, u32 id, const char *label)
 	return err;
 }
 
+/* No block of the device has I/O in flight (fill, write, write-back). */
+static bool dev_io_done(void *arg)
+{
+	struct dev_scan *ds = arg;
+	struct vc_cache *c = ds->c;
+	u32 si;
+
+	for (si = 0; si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+		bool busy = false;
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; i < s->ways && !busy; i++) {
+			u64 w = c->words[s->first + i];
+
+			busy = (w & (B_VALID | B_TOMB)) && vc_key_dev(w) == ds->id &&
+			       (w & (B_BUSY | B_CLEANING | B_READERS_MASK));
+		}
+		vc_spin_unlock(&s->lock);
+		if (busy)
+			return false;
+	}
+	return true;
+}
+
+int vc_cache_unplug(struct vc_cache *c, u32 id)
+{
+	struct dev_scan ds = { .c = c, .id = id, .keep = true };
+
+	if (id >= VC_MAX_BACKING)
+		return -EINVAL;
+	vc_mutex_lock(&c->ctl_mutex);
+	if (!c->bdev[id].dev) {
+		vc_mutex_unlock(&c->ctl_mutex);
+		return 0;
+	}
+	c->bdev[id].parked = true;	/* the cleaner picks none */
+	/* clean blocks go (best effort: their records may not be writable) */
+	drop_dev_blocks(&ds);
+	while (vc_waitq_wait(&c->md_wq, dev_io_done, &ds, false,
+			     10000000ULL) == -ETIMEDOUT)
+		;
+	c->bdev[id].dev = NULL;
+	c->bdev[id].parked = false;
+	vc_log_warn("%s: backing device %u unplugged: its dirty blocks wait for it",
+		    c->cdev->name, id);
+	vc_mutex_unlock(&c->ctl_mutex);
+	return 0;
+}
+
 /* ------------------------------------------------------------- control */
 static void persist_sb(struct vc_cache *c)
 {

@@ -283,4 +283,23 @@ static inline void vcd_bdev_close(struct vcd_bdev_handle *h)
 	h->bdev = NULL;
 }
 
+/*
+ * block_device_operations.open takes the gendisk since 6.5 (the
+ * block_device before): vcd_bdev_open() is the cached device's open
+ * method on every kernel, calling vcc_disk_open() (cached/vcc_disk.c).
+ */
+struct gendisk;
+int vcc_disk_open(struct gendisk *disk);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+static inline int vcd_bdev_open(struct gendisk *disk, blk_mode_t mode)
+{
+	return vcc_disk_open(disk);
+}
+#else
+static inline int vcd_bdev_open(struct block_device *bdev, fmode_t mode)
+{
+	return vcc_disk_open(bdev->bd_disk);
+}
+#endif
+
 #endif /* VCACHE_COMPAT_H */

@@ -352,10 +352,11 @@ static int raw_can_shrink(struct vcd_dev *dev, u64 end, char *err,
 		u64 pend = (u64)(part->bd_start_sect + bdev_nr_sectors(part));
 
 		if (pend << SECTOR_SHIFT > end) {
-			rcu_read_unlock();
+			/* named while RCU still keeps @part */
 			snprintf(err, errlen,
 				 "partition %pg reaches into the space asked for",
 				 part);
+			rcu_read_unlock();
 			return -EBUSY;
 		}
 	}

@@ -126,6 +126,19 @@ struct vcd_card *vcd_card_get(const char *serial)
 	return found;
 }
 
+/**
+ * vcd_card_hold - take another reference on a card handle
+ * @card: a handle the caller holds a reference on (e.g. a notifier's or
+ *	vcd_card_for_each()'s)
+ *
+ * Returns @card; drop it with vcd_card_put().
+ */
+struct vcd_card *vcd_card_hold(struct vcd_card *card)
+{
+	kref_get(&card->ref);
+	return card;
+}
+
 void vcd_card_put(struct vcd_card *card)
 {
 	if (card)

@@ -61,6 +61,7 @@ struct vcd_card_info {
 };
 
 struct vcd_card *vcd_card_get(const char *serial);
+struct vcd_card *vcd_card_hold(struct vcd_card *card);
 void vcd_card_put(struct vcd_card *card);
 int vcd_card_claim(struct vcd_card *card, void *holder,
 		   struct block_device **bdev);

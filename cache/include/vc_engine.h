@@ -179,6 +179,18 @@ int vc_cache_backing_info(struct vc_cache *c, u32 id,
  */
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags);
 
+/*
+ * The host lost backing device @id or let it go after a failed detach or
+ * attach (it is about to be closed): the engine stops using it whatever
+ * the state of its metadata.  Write-back to it stops, the I/O in flight
+ * to it ends first, its clean blocks are dropped where their records can
+ * be written, its dirty blocks, id and identity stay (as for a device
+ * missing at load, or detach with KEEP): vc_cache_attach() with the same
+ * identity takes them back.  Host I/O to it must have ended.  Returns 0
+ * (-EINVAL for a bad id).
+ */
+int vc_cache_unplug(struct vc_cache *c, u32 id);
+
 /* ---------------------------------------------------------------------
  * Host I/O.
  */

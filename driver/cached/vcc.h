@@ -30,6 +30,7 @@
 extern struct mutex vcc_lock;
 
 struct vcc_cache;
+struct vcc_kobj;
 
 /* A cached device: one backing device served through a cache. */
 struct vcc_dev {
@@ -46,10 +47,10 @@ struct vcc_dev {
 
 	struct gendisk *disk;		/* /dev/vcacheN while attached */
 	int index;			/* N */
+	bool dying;			/* opens refused (delete, detach) */
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
-	struct kobject kobj;		/* /sys/block/vcacheN/vcache */
-	bool kobj_added;
+	struct vcc_kobj *ko;		/* /sys/block/vcacheN/vcache */
 };
 
 /* The settings kept with a card cache's region (vcc_conf.c). */
@@ -87,6 +88,7 @@ struct vcc_cache {
 	struct delayed_work flush_work;	/* progress events */
 
 	struct proc_dir_entry *proc;
+	bool proc_closing;		/* vcc_proc_del() under way */
 };
 
 /* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */

@@ -190,19 +190,17 @@ u32 vcc_engine_block_size(struct vcc_cache *c)
 	return bs;
 }
 
+/*
+ * Dirty bytes of the whole cache, summed over its backing slots (no
+ * allocation: a delete must never take "could not count" for "clean").
+ */
 static u64 vcc_dirty_bytes(struct vcc_cache *c)
 {
-	struct vc_stats *st;
 	u64 v = 0;
+	u32 i;
 
-	if (!c->engine)
-		return 0;
-	st = kmalloc_obj(*st, GFP_KERNEL);
-	if (!st)
-		return 0;
-	vc_cache_get_stats(c->engine, st);
-	v = st->dirty_blocks * c->block_size;
-	kfree(st);
+	for (i = 0; c->engine && i < VC_MAX_BACKING; i++)
+		v += vcc_dev_dirty_bytes(c, i);
 	return v;
 }
 
@@ -272,7 +270,9 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 	if (err) {
 		vcc_ext_err(ext, "cannot create the cached device of %s (error %d)",
 			    d->bdev_name, err);
-		vc_cache_detach(c->engine, id, 0);
+		/* the engine must not keep a device closed below */
+		if (vc_cache_detach(c->engine, id, 0))
+			vc_cache_unplug(c->engine, id);
 		goto out_close;
 	}
 	d->state = VCACHE_BS_ATTACHED;
@@ -285,29 +285,59 @@ out_close:
 	return err;
 }
 
-/* Stop @d's cached device and let go of its backing device. */
+/*
+ * Stop @d's cached device and let go of its backing device, whatever the
+ * engine's metadata can record: the engine stops using it first.
+ */
 static void vcc_dev_unplug(struct vcc_dev *d)
 {
 	vcc_dev_stop(d);
+	if (d->cache->engine)
+		vc_cache_unplug(d->cache->engine, d->id);
 	if (d->bh.bdev)
 		vcd_bdev_close(&d->bh);
 	d->state = VCACHE_BS_WAITING;
 }
 
 /*
- * Someone has /dev/vcacheN open.  udev's probe of a new or changed disk
- * holds it open for a moment: that is waited out (up to 3 s).
+ * Block new opens of /dev/vcacheN (they fail with ENXIO), then tell
+ * whether someone still has it open.  udev's probe of a new or changed
+ * disk holds it open for a moment: that is waited out (up to 3 s).  On
+ * true opens are allowed again; on false they stay blocked until
+ * vcc_dev_allow_opens() or the disk's end: nothing can write through it
+ * while a delete or detach checks for dirty data and tears it down.
  */
 static bool vcc_dev_open(struct vcc_dev *d)
 {
 	int tries;
 
-	for (tries = 0; d->disk && disk_openers(d->disk) > 0; tries++) {
-		if (tries == 60)
+	if (!d->disk)
+		return false;
+	mutex_lock(&d->disk->open_mutex);
+	WRITE_ONCE(d->dying, true);
+	mutex_unlock(&d->disk->open_mutex);
+	for (tries = 0; disk_openers(d->disk) > 0; tries++) {
+		if (tries == 60) {
+			WRITE_ONCE(d->dying, false);
 			return true;
+		}
 		msleep(50);
 	}
 	return false;
+}
+
+static void vcc_dev_allow_opens(struct vcc_dev *d)
+{
+	WRITE_ONCE(d->dying, false);
+}
+
+static void vcc_allow_opens(struct vcc_cache *c)
+{
+	int i;
+
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i])
+			vcc_dev_allow_opens(c->devs[i]);
 }
 
 static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
@@ -518,11 +548,13 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	int i, err, ferr;
 
 	lockdep_assert_held(&vcc_lock);
+	/* from here no new open: nothing written after the dirty check */
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		if (c->devs[i] && vcc_dev_open(c->devs[i])) {
 			vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
 				    c->devs[i]->disk->disk_name,
 				    c->devs[i]->devname);
+			vcc_allow_opens(c);
 			return -EBUSY;
 		}
 	}
@@ -531,20 +563,36 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 		if (err) {
 			vcc_ext_err(ext, "cache %s: write-back failed (error %d); nothing deleted",
 				    c->name, err);
+			vcc_allow_opens(c);
 			return err;
 		}
 	}
 	dirty = vcc_dirty_bytes(c);
-	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY))
+	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY)) {
+		vcc_allow_opens(c);
 		return vcc_refuse_dirty(c, dirty, c->name, "--discard-dirty",
 					ext);
-	for (i = 0; i < VC_MAX_BACKING && c->engine; i++) {
-		if (!c->devs[i])
-			continue;
-		vcc_dev_stop(c->devs[i]);
-		if (dirty)
-			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	}
+	for (i = 0; i < VC_MAX_BACKING; i++)
+		if (c->devs[i])
+			vcc_dev_stop(c->devs[i]);
+	/* every bio has ended: what is dirty now is what gets discarded */
+	dirty = vcc_dirty_bytes(c);
+	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY)) {
+		pr_err("%s: %llu bytes became dirty during the delete: not deleted\n",
+		       c->name, dirty);
+		for (i = 0; i < VC_MAX_BACKING; i++)
+			if (c->devs[i] &&
+			    c->devs[i]->state == VCACHE_BS_ATTACHED &&
+			    vcc_dev_start(c->devs[i]))
+				pr_err("%s: cannot create the cached device of %s again\n",
+				       c->name, c->devs[i]->devname);
+		return vcc_refuse_dirty(c, dirty, c->name, "--discard-dirty",
+					ext);
+	}
+	for (i = 0; i < VC_MAX_BACKING && c->engine && dirty; i++)
+		if (c->devs[i])
+			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
 	failed = c->state == VCACHE_STATE_FAILED;
 	/* its superblocks are erased: nothing loads it again */
@@ -689,6 +737,7 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
+	/* from here no new open: nothing written after the dirty check */
 	if (vcc_dev_open(d)) {
 		vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
 			    d->disk->disk_name, d->devname);
@@ -699,6 +748,7 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 		if (err) {
 			vcc_ext_err(ext, "%s: write-back failed (error %d); still attached",
 				    d->devname, err);
+			vcc_dev_allow_opens(d);
 			return err;
 		}
 	}
@@ -706,15 +756,20 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (dirty && (flags & VCACHE_F_KEEP_DIRTY) &&
 	    d->state == VCACHE_BS_ATTACHED)
 		return vcc_detach_keep(c, d, dirty, ext);
-	if (dirty)
+	if (dirty) {
+		vcc_dev_allow_opens(d);
 		return vcc_refuse_dirty(c, dirty, d->devname,
 					"--keep-dirty", ext);
+	}
 	err = vcc_dev_leave(c, d, 0, ext);
 	if (err)
 		return err;
 	memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
 	c->devs[d->id] = NULL;
-	vcc_save_conf(c);
+	err = vcc_save_conf(c);
+	if (err)
+		pr_warn("%s: cannot record the detach of %s in the card's table (error %d): it is listed as waiting after the next probe\n",
+			c->name, d->devname, err);
 	vcnl_event(c, VCACHE_EV_DETACHED, d, 0, NULL);
 	pr_info("%s: %s detached\n", c->name, d->devname);
 	kfree(d);
@@ -748,6 +803,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	    struct netlink_ext_ack *ext)
 {
 	struct vc_params old;
+	int old_policy, old_mode;
 	u32 mask = 0;
 	int i, err;
 
@@ -759,8 +815,11 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	/*
 	 * All or nothing: the parameters are checked and applied together
 	 * (dirty-low may rise above the old dirty-high in the same SET), the
-	 * policy and mode after them, rolled back if refused.
+	 * policy and mode after them, and the card's copy last; whatever is
+	 * refused rolls back everything applied before it.
 	 */
+	old_policy = vc_cache_get_policy(c->engine);
+	old_mode = vc_cache_get_requested_mode(c->engine);
 	for (i = 0; i < VC_NR_PARAMS; i++) {
 		old.v[i] = vc_cache_get_param(c->engine, i);
 		if (!s->has[i])
@@ -779,7 +838,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 			return err;
 		}
 	}
-	if (s->policy >= 0) {
+	if (s->policy >= 0 && s->policy != old_policy) {
 		err = vc_cache_set_policy(c->engine, s->policy);
 		if (err) {
 			vcc_ext_err(ext, "policy %d refused", s->policy);
@@ -799,12 +858,21 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 			goto rollback;
 		}
 	}
-	vcc_save_conf(c);
+	err = vcc_save_conf(c);
+	if (err) {
+		vcc_ext_err(ext, "cache %s cannot record the settings in the card's table (error %d): nothing changed",
+			    c->name, err);
+		if (s->mode >= 0 && s->mode != old_mode)
+			vc_cache_set_mode(c->engine, old_mode);
+		goto rollback;
+	}
 	vcc_update_state(c);
 	vcnl_event(c, VCACHE_EV_SET, NULL, 0, NULL);
 	return 0;
 
 rollback:
+	if (vc_cache_get_policy(c->engine) != old_policy)
+		vc_cache_set_policy(c->engine, old_policy);
 	if (mask)
 		vc_cache_set_params(c->engine, mask, old.v);
 	return err;

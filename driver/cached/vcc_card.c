@@ -290,10 +290,12 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 		return;
 	}
 	c = vcc_alloc(ri->name);
-	if (!c || vcd_card_info(card, &info))
+	if (!c)
+		return;
+	if (vcd_card_info(card, &info))
 		goto out_free;
-	vcd_card_get(info.serial);	/* c->card's own reference */
-	c->card = card;
+	/* c->card's own reference, on this card (serials need not be unique) */
+	c->card = vcd_card_hold(card);
 	c->flash_devt = info.devt;
 	snprintf(c->flash_name, sizeof(c->flash_name), "%s", info.disk);
 	strscpy(c->card_serial, info.serial, sizeof(c->card_serial));

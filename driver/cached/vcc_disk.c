@@ -119,8 +119,18 @@ static void vcc_submit_bio(struct bio *bio)
 	vc_cache_submit(d->cache->engine, hio);
 }
 
+/* A delete or detach under way refuses new opens (vcc_cache.c). */
+int vcc_disk_open(struct gendisk *disk)
+{
+	struct vcc_dev *d = disk->private_data;
+
+	lockdep_assert_held(&disk->open_mutex);
+	return READ_ONCE(d->dying) ? -ENXIO : 0;
+}
+
 static const struct block_device_operations vcc_fops = {
 	.owner = THIS_MODULE,
+	.open = vcd_bdev_open,
 	.submit_bio = vcc_submit_bio,
 };
 
@@ -168,6 +178,7 @@ int vcc_dev_start(struct vcc_dev *d)
 	int err;
 
 	init_completion(&d->drained);
+	d->dying = false;
 	err = percpu_ref_init(&d->active, vcc_active_release, 0, GFP_KERNEL);
 	if (err)
 		return err;

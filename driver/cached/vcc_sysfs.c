@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
+#include <linux/delay.h>
 #include <linux/kobject.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -217,12 +218,12 @@ static void vcc_proc_latency(struct seq_file *m, struct vcc_cache *c)
 	kfree(b);
 }
 
-static int vcc_proc_show(struct seq_file *m, void *unused)
+static int vcc_proc_show_locked(struct seq_file *m, struct vcc_cache *c)
 {
-	struct vcc_cache *c = m->private;
 	u64 *v;
 	int i;
 
+	lockdep_assert_held(&vcc_lock);
 	seq_printf(m, "name %s\nstate %s\nflash %s\nregion_start %llu\nsize %llu\nblock_size %u\n",
 		   c->name, vcc_state_name(c->state), c->flash_name,
 		   c->region_start, c->size, c->block_size);
@@ -260,8 +261,32 @@ static int vcc_proc_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+/*
+ * /proc/vcache/NAME is world-readable: the cache's devices come and go
+ * under vcc_lock (attach, detach free them), so the reader takes it.  The
+ * entry itself lives until vcc_proc_del(), which runs under vcc_lock and
+ * waits for readers: a reader that cannot take the lock gives up once the
+ * entry is going, instead of waiting for a lock its remover holds.
+ */
+static int vcc_proc_show(struct seq_file *m, void *unused)
+{
+	struct vcc_cache *c = m->private;
+	int err;
+
+	while (!mutex_trylock(&vcc_lock)) {
+		if (READ_ONCE(c->proc_closing))
+			return -ENODEV;
+		if (msleep_interruptible(5))
+			return -EINTR;
+	}
+	err = vcc_proc_show_locked(m, c);
+	mutex_unlock(&vcc_lock);
+	return err;
+}
+
 void vcc_proc_add(struct vcc_cache *c)
 {
+	WRITE_ONCE(c->proc_closing, false);
 	if (vcc_proc_dir)
 		c->proc = proc_create_single_data(c->name, 0444, vcc_proc_dir,
 						  vcc_proc_show, c);
@@ -269,6 +294,8 @@ void vcc_proc_add(struct vcc_cache *c)
 
 void vcc_proc_del(struct vcc_cache *c)
 {
+	lockdep_assert_held(&vcc_lock);
+	WRITE_ONCE(c->proc_closing, true);
 	proc_remove(c->proc);	/* waits for readers */
 	c->proc = NULL;
 }
@@ -294,11 +321,27 @@ struct vcc_attr {
 	int arg;
 };
 
+/*
+ * The kobject of /sys/block/vcacheN/vcache, allocated per add and freed by
+ * its release: a reference still held after kobject_del() (a uevent in
+ * flight) never sees the next one.  @d is valid while the files are
+ * there: kobject_del() waits for their readers and writers.
+ */
+struct vcc_kobj {
+	struct kobject kobj;
+	struct vcc_dev *d;
+};
+
+static struct vcc_dev *vcc_kobj_dev(struct kobject *k)
+{
+	return container_of(k, struct vcc_kobj, kobj)->d;
+}
+
 static ssize_t vcc_attr_show(struct kobject *k, struct attribute *a, char *buf)
 {
 	struct vcc_attr *va = container_of(a, struct vcc_attr, attr);
 
-	return va->show(container_of(k, struct vcc_dev, kobj), buf, va->arg);
+	return va->show(vcc_kobj_dev(k), buf, va->arg);
 }
 
 static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
@@ -312,7 +355,7 @@ static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
 	/* kobject_del() under vcc_lock waits for us: never block on it */
 	if (!mutex_trylock(&vcc_lock))
 		return restart_syscall();
-	ret = va->store(container_of(k, struct vcc_dev, kobj), buf, n, va->arg);
+	ret = va->store(vcc_kobj_dev(k), buf, n, va->arg);
 	mutex_unlock(&vcc_lock);
 	return ret;
 }
@@ -493,7 +536,7 @@ static const struct attribute_group *vcc_groups[] = {
 
 static void vcc_kobj_release(struct kobject *k)
 {
-	/* the kobject lives in its vcc_dev, freed by the cache's teardown */
+	kfree(container_of(k, struct vcc_kobj, kobj));
 }
 
 static const struct kobj_type vcc_ktype = {
@@ -550,17 +593,20 @@ static void vcc_sysfs_build(void)
 
 int vcc_sysfs_add(struct vcc_dev *d)
 {
+	struct vcc_kobj *ko = kzalloc_obj(*ko, GFP_KERNEL);
 	int err;
 
-	memset(&d->kobj, 0, sizeof(d->kobj));
-	err = kobject_init_and_add(&d->kobj, &vcc_ktype,
+	if (!ko)
+		return -ENOMEM;
+	ko->d = d;
+	err = kobject_init_and_add(&ko->kobj, &vcc_ktype,
 				   &disk_to_dev(d->disk)->kobj, "vcache");
 	if (err) {
-		kobject_put(&d->kobj);
+		kobject_put(&ko->kobj);	/* frees it */
 		return err;
 	}
-	d->kobj_added = true;
-	kobject_uevent(&d->kobj, KOBJ_ADD);
+	d->ko = ko;
+	kobject_uevent(&ko->kobj, KOBJ_ADD);
 	/* udev names /dev/vcache/<name> from vcache/name: tell it now */
 	kobject_uevent(&disk_to_dev(d->disk)->kobj, KOBJ_CHANGE);
 	return 0;
@@ -568,9 +614,9 @@ int vcc_sysfs_add(struct vcc_dev *d)
 
 void vcc_sysfs_del(struct vcc_dev *d)
 {
-	if (!d->kobj_added)
+	if (!d->ko)
 		return;
-	kobject_del(&d->kobj);	/* waits for readers and writers */
-	kobject_put(&d->kobj);
-	d->kobj_added = false;
+	kobject_del(&d->ko->kobj);	/* waits for readers and writers */
+	kobject_put(&d->ko->kobj);
+	d->ko = NULL;
 }

@@ -376,22 +376,31 @@ static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct vcc_cache *c;
 	long idx = 0, start = cb->args[0];
+	int err = 0;
 
 	mutex_lock(&vcc_lock);
 	for (c = vcc_first(); c; c = vcc_next(c), idx++) {
 		if (idx < start)
 			continue;
-		if (vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
-				    NETLINK_CB(cb->skb).portid,
-				    cb->nlh->nlmsg_seq, NLM_F_MULTI, true) &&
-		    (skb->len ||
-		     vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
-				     NETLINK_CB(cb->skb).portid,
-				     cb->nlh->nlmsg_seq, NLM_F_MULTI, false)))
+		err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
+				      NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI, true);
+		if (err && !skb->len)
+			err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
+					      NETLINK_CB(cb->skb).portid,
+					      cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					      false);
+		if (err)
 			break;
 	}
 	mutex_unlock(&vcc_lock);
 	cb->args[0] = idx;
+	/*
+	 * A cache that does not fit even an empty message ends the dump with
+	 * the error: never a list that silently stops short.
+	 */
+	if (err && !skb->len)
+		return err;
 	return skb->len;
 }
 

@@ -6,6 +6,8 @@
 #include <linux/blkdev.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/mempool.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 
 #include "vc_linux.h"
@@ -15,7 +17,13 @@ static struct workqueue_struct *vc_wq;
  * Every bio the engine sends down comes from here, with its completion
  * hand-off (struct vc_lio) in the front pad: no allocation per I/O beyond
  * the bio_set's mempool, so device I/O makes progress under memory
- * pressure.
+ * pressure.  Inside the cached device's ->submit_bio one host bio becomes
+ * up to 256 bios (1 MiB in 4 KiB blocks), all parked on current->bio_list
+ * until ->submit_bio returns: with the slab failing, the reserve is gone
+ * after two and the submitter would sleep in mempool_alloc() for bios
+ * only it can dispatch.  The rescuer (BIOSET_NEED_RESCUER) is what
+ * bio_alloc_bioset() then hands the parked bios of this set to, so they
+ * are dispatched, complete and refill the reserve.
  */
 static struct bio_set vc_bs;
 
@@ -26,6 +34,29 @@ struct vc_lio {
 	struct bio bio;		/* last: the bio_set's front pad ends here */
 };
 
+/*
+ * Test fault point (module parameter fault_bio_slab): every Nth slab
+ * allocation behind vc_bs made inside a ->submit_bio (current->bio_list
+ * set: the cached device's clones) fails (1: all of them), so those bios
+ * come from the bio_set's reserve only, as when the slab cannot get
+ * memory; 0: off.  Allocations elsewhere (workers) are left alone.
+ */
+static unsigned int vc_fault_bio_slab;
+module_param_named(fault_bio_slab, vc_fault_bio_slab, uint, 0644);
+MODULE_PARM_DESC(fault_bio_slab,
+		 "test only: fail every Nth slab allocation of an engine bio inside submit_bio (0 = never)");
+static atomic_t vc_fault_bio_count = ATOMIC_INIT(0);
+
+static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
+{
+	unsigned int n = READ_ONCE(vc_fault_bio_slab);
+
+	if (n && current->bio_list &&
+	    !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
+		return NULL;
+	return mempool_alloc_slab(gfp, pool_data);
+}
+
 int vc_env_init(void)
 {
 	int err;
@@ -34,12 +65,14 @@ int vc_env_init(void)
 	if (!vc_wq)
 		return -ENOMEM;
 	err = bioset_init(&vc_bs, BIO_POOL_SIZE, offsetof(struct vc_lio, bio),
-			  BIOSET_NEED_BVECS);
+			  BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
 	if (err) {
 		destroy_workqueue(vc_wq);
 		vc_wq = NULL;
+		return err;
 	}
-	return err;
+	vc_bs.bio_pool.alloc = vc_bio_slab_alloc;	/* the fault point */
+	return 0;
 }
 
 void vc_env_exit(void)
@@ -388,7 +421,12 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 		opf = REQ_OP_WRITE | REQ_PREFLUSH;
 		break;
 	case VC_DEV_WRITE_ZEROES:
-		opf = REQ_OP_WRITE_ZEROES;
+		/*
+		 * Zeroes, never a deallocation: the engine does not carry the
+		 * host's REQ_NOUNMAP, and zeroes with the blocks kept satisfy
+		 * a request with or without it.
+		 */
+		opf = REQ_OP_WRITE_ZEROES | REQ_NOUNMAP;
 		if (io->flags & VC_DEV_FUA)
 			opf |= REQ_FUA;
 		break;

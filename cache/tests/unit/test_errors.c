@@ -168,6 +168,51 @@ static void test_writeback_error_keeps_dirty(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * A host detach that fails (write-back cannot reach the disk) leaves the
+ * device attached in the engine; the host then closes it.  Without
+ * vc_cache_unplug() the engine kept submitting to it and the identity
+ * could never be attached again (EEXIST).
+ */
+static void test_failed_detach_then_unplug(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct vc_memdev_stats b0, b1;
+	struct tenv t;
+	struct vc_stats s;
+	u32 id;
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	t_write_pat(&t, 1, 2, 1, 0);
+	vc_memdev_set_fail(t.bm, inject, &f);
+	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), -EIO);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &id),
+			 -EEXIST);
+	assert_int_equal(vc_cache_unplug(t.c, t.dev), 0);
+	vc_memdev_get_stats(t.bm, &b0);
+	/* the device is not touched again: no write-back, no FLUSH */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), -ENODEV);
+	t_advance_ms(120000);
+	t_run();
+	vc_memdev_get_stats(t.bm, &b1);
+	assert_int_equal(b1.writes, b0.writes);
+	assert_int_equal(b1.flushes, b0.flushes);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 2);	/* kept for its return */
+	assert_int_equal(s.lost_blocks, 0);
+	assert_int_equal(vc_cache_unplug(t.c, t.dev), 0);	/* idempotent */
+	/* it comes back: the same identity, its dirty data */
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &id), 0);
+	assert_int_equal(id, t.dev);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_true(t_backing_has(&t, 1, 2, 1));
+	assert_int_equal(vc_cache_unplug(t.c, VC_MAX_BACKING), -EINVAL);
+	t_teardown(&t);
+}
+
 static void test_writeback_read_error_lost(void **st)
 {
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
@@ -235,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_backing_errors_propagate),
 		cmocka_unit_test(test_writeback_error_keeps_dirty),
 		cmocka_unit_test(test_writeback_read_error_lost),
+		cmocka_unit_test(test_failed_detach_then_unplug),
 		cmocka_unit_test(test_dead_flash_overwrite_of_lost_block),
 	};
 

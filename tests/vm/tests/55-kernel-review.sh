@@ -1,0 +1,17 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel defects of issue 18 section 2, one boot: card references of
+# caches restored on two cards with the same serial (rmmod clean), an
+# unprivileged /proc reader while a backing device is attached and
+# detached in a loop (no use-after-free), a detach that fails on flash
+# errors then the same disk attached again (not EEXIST), 1 MiB bios
+# while every slab allocation of an engine bio fails (no deadlock), and
+# an open racing delete --flush (refused with ENXIO, nothing lost).
+. "$(dirname "$0")/lib.sh"
+make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
+"$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
+	--hdd-model hdd --hdd-bps $((16 << 20)) --hdd-iops 2000 \
+	--timeout 900 -- "$TESTS/55-kernel-review.guest"
+vm_status "kernel-review: guest checks passed and kernel log clean" 0 $?
+t_done
