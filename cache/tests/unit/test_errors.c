@@ -177,7 +177,7 @@ static void test_writeback_error_keeps_dirty(void **st)
 static void test_failed_detach_then_unplug(void **st)
 {
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
-	struct inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct t_inj f = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
 	struct vc_memdev_stats b0, b1;
 	struct tenv t;
 	struct vc_stats s;
@@ -186,7 +186,7 @@ static void test_failed_detach_then_unplug(void **st)
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
 	t_write_pat(&t, 1, 2, 1, 0);
-	vc_memdev_set_fail(t.bm, inject, &f);
+	vc_memdev_set_fail(t.bm, t_inject, &f);
 	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), -EIO);
 	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0", &id),
 			 -EEXIST);
