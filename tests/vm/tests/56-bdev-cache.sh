@@ -16,9 +16,9 @@ rm -rf "$D"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 opts=(--cards 1 --card-size 64M --hdd-size 1G --hdd-model fast --timeout 900)
 "$RUN" --keep "$D" "${opts[@]}" --expect-powercut -- \
-	"$TESTS/55-bdev-cache.guest" 1
+	"$TESTS/56-bdev-cache.guest" 1
 vm_status "phase 1: write-back cache on a plain block device, fsync'd files, power cut" 0 $?
-"$RUN" --reuse "$D" --timeout 900 -- "$TESTS/55-bdev-cache.guest" 2
+"$RUN" --reuse "$D" --timeout 900 -- "$TESTS/56-bdev-cache.guest" 2
 vm_status "phase 2: found again by udev, verify, fsck, create refused, rmmod/insmod, delete" 0 $?
 [ $VC_FAILS = 0 ] && rm -rf "$D"
 t_done

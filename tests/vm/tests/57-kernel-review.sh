@@ -12,6 +12,6 @@
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
 	--hdd-model hdd --hdd-bps $((16 << 20)) --hdd-iops 2000 \
-	--timeout 900 -- "$TESTS/55-kernel-review.guest"
+	--timeout 900 -- "$TESTS/57-kernel-review.guest"
 vm_status "kernel-review: guest checks passed and kernel log clean" 0 $?
 t_done
