@@ -365,6 +365,16 @@ static void clear_lost(struct harness *h, struct h_dev *hd, u64 sector,
 		hd->lost[s] = 0;
 }
 
+void h_all_durable(struct harness *h)
+{
+	u32 d;
+
+	for (d = 0; d < h->o.ndev; d++) {
+		flush_done(&h->dev[d], h->dev[d].epoch);
+		h->dev[d].epoch++;
+	}
+}
+
 static void model_write(struct harness *h, struct h_io *io)
 {
 	struct h_dev *hd = &h->dev[io->d];

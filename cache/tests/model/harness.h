@@ -167,6 +167,11 @@ bool h_range_free(struct harness *h, int d, u64 sector, u32 len);
  * device holds becomes the model of device @d.
  */
 void h_resync_from_backing(struct harness *h, int d);
+/*
+ * Everything acknowledged so far is durable (a clean shutdown returned 0),
+ * as if every device had completed a FLUSH.
+ */
+void h_all_durable(struct harness *h);
 /* Fill backing device @d durably with stamped data (before create). */
 void h_prefill(struct harness *h, int d);
 /* Compare every sector of device @d through the engine with the model. */
