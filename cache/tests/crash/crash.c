@@ -43,9 +43,11 @@
  * clean records that blocks reused since made stale).
  *
  * Scenarios beyond the management operations: "lazy-shutdown" leaves
- * group-commit records pending (commit_ms one minute, plain writes) when
+ * group-commit records pending (commit_ms 10 s, plain writes) when
  * the clean shutdown starts; "reloaded" runs the workload on a cache
- * that was shut down cleanly and loaded again.  A clean shutdown that
+ * that was shut down cleanly and loaded again; "mode-wt-busy" leaves
+ * write-back for write-through while host writes go on (over blocks just
+ * written back).  A clean shutdown that
  * returned 0 makes every acknowledged write durable: the model holds it
  * to that.
  *
@@ -64,7 +66,7 @@
 
 enum scen {
 	S_WORKLOAD, S_WORKLOAD_CLEAN, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
-	S_SHUTDOWN, S_LAZY_SHUTDOWN, S_RELOADED, S_NR
+	S_SHUTDOWN, S_LAZY_SHUTDOWN, S_RELOADED, S_MODE_WT_BUSY, S_NR
 };
 
 enum cut_at { CUT_META, CUT_WRITE, CUT_COMPLETION };
@@ -78,6 +80,7 @@ static const char *const err_name[] = { "none", "single", "repeated",
 static const char *const scen_name[S_NR] = {
 	"workload", "workload-clean", "create", "attach", "mode-switch", "mode-pt-busy",
 	"flush-on-demand", "detach", "shutdown", "lazy-shutdown", "reloaded",
+	"mode-wt-busy",
 };
 
 struct opts {
@@ -406,6 +409,9 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	snprintf(h->last_op, sizeof(h->last_op), "%s K=%llu", scen_name[s],
 		 (unsigned long long)k);
 
+	/* 10 s (the most) between group commits: lazy records stay pending */
+	if (s == S_LAZY_SHUTDOWN)
+		h->cfg.params.v[VC_P_COMMIT_MS] = 10000;
 	if (s != S_CREATE) {
 		ret = h_create(h);
 		if (ret) {
@@ -420,16 +426,17 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 			prepare(h, &t);
 		if (s == S_LAZY_SHUTDOWN) {
 			/*
-			 * Plain writes, no FLUSH: their DIRTY records wait
-			 * for a group commit that is a minute away.
+			 * Plain writes, no FLUSH, to blocks nothing cached
+			 * yet (new dirty blocks): their DIRTY records wait
+			 * for a group commit 10 s away (pre-phase: 2 s), their
+			 * data in the cache device's volatile cache.
 			 */
 			u64 spb = h->cfg.block_size / H_SECT, b;
 			u64 nblk = h->dev[0].nr_sectors / spb;
 
-			vc_cache_set_param(h->c, VC_P_COMMIT_MS, 60000);
-			for (b = 0; b < 24; b++)
+			for (b = 0; b < 24 && nblk * 7 / 8 + b / 2 < nblk; b++)
 				hop(h, &t, (int)(b % h->o.ndev), VC_OP_WRITE, 0,
-				    ((b * 5) % (nblk / 2)) * spb,
+				    (nblk * 7 / 8 + b / 2) * spb,
 				    h->cfg.block_size);
 		}
 		if (s == S_RELOADED && !h->failures) {
@@ -506,8 +513,21 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		break;
 	case S_MODE:
 	case S_MODE_PT:
-		vc_cache_set_mode(h->c, s == S_MODE ? VC_MODE_WT : VC_MODE_PT);
-		drive_until_clean(h, &t, s == S_MODE_PT);
+	case S_MODE_WT_BUSY:
+		vc_cache_set_mode(h->c, s == S_MODE_PT ? VC_MODE_PT : VC_MODE_WT);
+		/*
+		 * mode-wt-busy: write-through writes and FLUSHes go on
+		 * while the drain writes blocks back: they land on blocks
+		 * whose clean records may not be durable yet.
+		 */
+		for (d = 0; s == S_MODE_WT_BUSY && d < 200 && !is_cut(h) &&
+			    !h->failures; d++) {
+			workload(h, &t, 1);
+			if (d % 8 == 0)
+				vc_cache_kick_cleaner(h->c);
+			h_pump(h);
+		}
+		drive_until_clean(h, &t, s != S_MODE);
 		if (!excused(h) && dirty_now(h))
 			h_fail(h, "after leaving write-back: still %llu dirty",
 			       (unsigned long long)dirty_now(h));
@@ -606,7 +626,6 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	h_check_device_rules(h);
 	total_sectors += h->sectors_checked;
 	total_strict += h->strict_after_crash;
-	total_damaged += res->damaged;
 out:
 	res->failures = h->failures;
 	h_fini(h);
@@ -738,6 +757,7 @@ int main(int argc, char **argv)
 			run(&o, s, k, &res);
 			hashes[points] = res.state;
 			points++;
+			total_damaged += res.damaged;
 			if (res.load_err)
 				loads_refused++;
 			if (res.dirty_loaded < dmin)
