@@ -120,6 +120,11 @@ $(U)/test_regress: $(call objs_of,plain,$(PT)/cache/tests/model/test_regress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
 
+# the checkers refuse what a broken engine would return
+$(U)/test_oracles: $(call objs_of,plain,$(PT)/cache/tests/model/test_oracles.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
 # the regressions under ASan+UBSan too (memory errors of the engine)
 $(PB)/asan/test_regress: $(call objs_of,asan,$(PT)/cache/tests/model/test_regress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
@@ -165,7 +170,7 @@ $(PB)/asan/fuzz-load-standalone: $(call FUZZ_COMMON,asan) \
 	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
 
 PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
-	$(U)/test_regress \
+	$(U)/test_regress $(U)/test_oracles \
 	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/asan/crash $(PB)/tsan/stress \
 	$(PB)/asan/stress
 
@@ -191,7 +196,9 @@ proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev \
 	$(call prun,unit-pidlist-tsan,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/test_pidlist)
 	$(call prun,unit-simdev,$(U)/test_simdev)
 
-model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regress
+model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regress \
+		$(U)/test_oracles
+	$(call prun,oracle-self-tests,$(U)/test_oracles)
 	$(call prun,engine-regressions,$(U)/test_regress)
 	$(call prun,engine-regressions-asan,$(PB)/asan/test_regress)
 	$(call prun,model-inline,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS))
