@@ -97,6 +97,8 @@ struct opts {
 	enum err_mode errors;
 	int policy;		/* enum vc_policy of the cache */
 	bool damage_sb;		/* damage the newest superblock copy */
+	int trace_dev;		/* --trace D:S (replays) */
+	long long trace_sector;
 };
 
 struct result {
@@ -272,6 +274,13 @@ static void setup_harness(struct harness *h, const struct opts *o)
 	if (h_init(h, &ho)) {
 		fprintf(stderr, "crash: harness init failed\n");
 		exit(2);
+	}
+	h->trace_dev = o->trace_dev;
+	h->trace_sector = o->trace_sector;
+	if (o->trace_sector >= 0) {
+		simdev_trace(h->dev[o->trace_dev].sd, o->trace_sector);
+		if (getenv("MODEL_TRACE_CACHE"))
+			simdev_trace(h->csd, -2);
 	}
 	for (d = 0; d < (int)ho.ndev; d++)
 		h_prefill(h, d);
@@ -638,7 +647,8 @@ static void usage(void)
 		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
 		"             [--block-size B] [--cut-at meta|write|completion]\n"
 		"             [--errors none|single|repeated|enomem|flush]\n"
-		"             [--policy fifo|lru|s3fifo|tinylfu] [--damage-sb] [-v]\n");
+		"             [--policy fifo|lru|s3fifo|tinylfu] [--damage-sb]\n"
+		"             [--trace DEV:SECTOR] [-v]\n");
 	exit(2);
 }
 
@@ -651,17 +661,24 @@ int main(int argc, char **argv)
 		{ "queued", 0, NULL, 'q' }, { "block-size", 1, NULL, 'b' }, { "verbose", 0, NULL, 'v' },
 		{ "cut-at", 1, NULL, 'a' }, { "errors", 1, NULL, 'e' },
 		{ "policy", 1, NULL, 'P' }, { "damage-sb", 0, NULL, 'D' },
+		{ "trace", 1, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
 			  .cut_mode = SIMDEV_CUT_DROP_ALL, .block_size = 4096,
-			  .policy = VC_POLICY_LRU };
+			  .policy = VC_POLICY_LRU, .trace_sector = -1 };
 	struct result dry, res;
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:P:D", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:P:DT:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'T':
+			if (sscanf(optarg, "%d:%lld", &o.trace_dev,
+				   &o.trace_sector) != 2 || o.trace_dev < 0 ||
+			    o.trace_dev > 1)
+				usage();
+			break;
 		case 'D':
 			o.damage_sb = true;
 			break;
