@@ -113,7 +113,7 @@ struct result {
 
 /* Figures. */
 static u64 total_points, total_failures, total_sectors, total_strict,
-	   total_damaged;
+	   total_damaged, total_superseded;
 
 static u64 dirty_now(struct harness *h)
 {
@@ -635,6 +635,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	h_check_device_rules(h);
 	total_sectors += h->sectors_checked;
 	total_strict += h->strict_after_crash;
+	total_superseded += h->discard_superseded;
 out:
 	res->failures = h->failures;
 	h_fini(h);
@@ -823,10 +824,11 @@ int main(int argc, char **argv)
 		if (fails)
 			bad_scen++;
 	}
-	printf("crash: %llu cut points, %llu sectors verified (%llu after a failed write, held to never older), %llu superblocks damaged, %.1f s CPU: %s\n",
+	printf("crash: %llu cut points, %llu sectors verified (%llu after a failed write, held to never older; %llu discarded then durably rewritten, checked against the write), %llu superblocks damaged, %.1f s CPU: %s\n",
 	       (unsigned long long)total_points,
 	       (unsigned long long)total_sectors,
 	       (unsigned long long)total_strict,
+	       (unsigned long long)total_superseded,
 	       (unsigned long long)total_damaged,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC,
 	       bad_scen ? "FAILED" : "OK");

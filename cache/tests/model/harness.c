@@ -814,6 +814,9 @@ static bool crash_ok(struct harness *h, struct h_dev *hd, u64 s, long long v)
 	u32 dv;
 
 	/* a write or discard made durable by a later FLUSH settles */
+	if (hd->zsince[s] && hd->cur[s] && !hd->uany[s] &&
+	    hd->wepoch[s] < hd->durable_epoch)
+		h->discard_superseded++;	/* "discarded" before the fix */
 	settle(h, hd, s);
 	dv = hd->dur[s];
 	if (hd->wepoch[s] < hd->durable_epoch)

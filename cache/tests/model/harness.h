@@ -99,6 +99,7 @@ struct harness {
 	u64 stale_tolerated;		/* old data accepted (must stay 0) */
 	u64 lost_reads;			/* -EIO reads of lost blocks */
 	u64 strict_after_crash;		/* failed-write sectors checked */
+	u64 discard_superseded;		/* discarded, then a durable write */
 	char last_op[160];
 	/*
 	 * Virtual time engine waits have skipped forward (to the next timer)

@@ -862,10 +862,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)h->n_discards,
 	       (unsigned long long)r->n_seq,
 	       (double)((u64)clock() - t0) / CLOCKS_PER_SEC);
-	printf("model: lossy: %llu sweeps for lost blocks, %llu reads of lost blocks failed (-EIO), %llu sector reads after a crash held to \"never older\" after a failed write\n",
+	printf("model: lossy: %llu sweeps for lost blocks, %llu reads of lost blocks failed (-EIO); after crashes: %llu sector reads held to \"never older\" after a failed write, %llu discarded sectors durably rewritten checked against the write\n",
 	       (unsigned long long)r->n_sweeps,
 	       (unsigned long long)h->lost_reads,
-	       (unsigned long long)h->strict_after_crash);
+	       (unsigned long long)h->strict_after_crash,
+	       (unsigned long long)h->discard_superseded);
 	printf("model: %llu sectors checked; mode %llu policy %llu param %llu pid %llu fod %llu bgflush %llu detach %llu shutdown %llu crash %llu; host errors %llu, stale tolerated %llu\n",
 	       (unsigned long long)h->sectors_checked,
 	       (unsigned long long)r->n_mode, (unsigned long long)r->n_policy,
