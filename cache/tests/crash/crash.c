@@ -21,7 +21,9 @@
  *
  *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
  *         [--cut-mode drop|random|torn|keep] [--queued] [--block-size B]
- *         [--cut-at meta|write|completion] [--errors none|single|repeated|enomem]
+ *         [--cut-at meta|write|completion]
+ *         [--errors none|single|repeated|enomem|flush|lossy] [--damage-sb]
+ *         [--trace DEV:SECTOR]
  *         [-v]
  *
  * --queued: devices complete in a seeded random order, so several writes
@@ -38,6 +40,9 @@
  * --errors flush: the cache device's FLUSH fails (the K-dependent one of
  * the armed phase, and 5% at random): a FLUSH or FUA write acknowledged
  * anyway must be durable.
+ * --errors lossy: 2% of cache reads and writes and of backing writes fail:
+ * dirty data may be lost, and a lost block must then read as -EIO after
+ * the reload (and before), never as an older version.
  * --damage-sb: after the cut, before the reload, the newest superblock
  * copy is damaged (the loader takes the older one: it must not trust
  * clean records that blocks reused since made stale).
@@ -73,9 +78,9 @@ enum cut_at { CUT_META, CUT_WRITE, CUT_COMPLETION };
 static const char *const cut_at_name[] = { "meta", "write", "completion" };
 
 enum err_mode { ERR_NONE, ERR_SINGLE, ERR_REPEATED, ERR_ENOMEM, ERR_FLUSH,
-	       ERR_NR };
+	       ERR_LOSSY, ERR_NR };
 static const char *const err_name[] = { "none", "single", "repeated",
-					"enomem", "flush" };
+					"enomem", "flush", "lossy" };
 
 static const char *const scen_name[S_NR] = {
 	"workload", "workload-clean", "create", "attach", "mode-switch", "mode-pt-busy",
@@ -113,7 +118,7 @@ struct result {
 
 /* Figures. */
 static u64 total_points, total_failures, total_sectors, total_strict,
-	   total_damaged, total_superseded;
+	   total_damaged, total_superseded, total_lost;
 
 static u64 dirty_now(struct harness *h)
 {
@@ -338,6 +343,18 @@ static void inject(struct harness *h, const struct opts *o, u64 k)
 		simdev_error_at_flush(h->csd, 1 + (k * 5 + o->seed) % 13, -EIO);
 		simdev_error_random(h->csd, SIMDEV_OP_FLUSH, 50000, -EIO);
 		break;
+	case ERR_LOSSY: {
+		u32 d;
+
+		simdev_error_random(h->csd, SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+				    20000, -EIO);
+		for (d = 0; d < h->o.ndev; d++)
+			simdev_error_random(h->dev[d].sd, SIMDEV_OP_WRITE,
+					    20000, -EIO);
+		h->lossy = true;
+		h->lose_window = true;
+		break;
+	}
 	default:
 		break;
 	}
@@ -569,6 +586,9 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	res->meta_writes = counted(h, o->cut_at) - base;
 	res->cut = is_cut(h);
 	injecting = ERR_NONE;
+	h->lossy = false;	/* lose_window stays: lost blocks may fail */
+	for (d = 0; d < (int)h->o.ndev; d++)
+		simdev_error_clear(h->dev[d].sd);
 	simdev_error_clear(h->csd);
 	vc_posix_fail_io_allocs(0);
 	if (h->failures)
@@ -623,7 +643,9 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	}
 	res->dirty_lo = lo;
 	res->dirty_hi = t.dirty_max + t.span;
-	if (res->dirty_loaded < lo)
+	/* a block whose dirty data was lost comes back as a lost marker */
+	vc_cache_get_stats(h->c, &st1);
+	if (res->dirty_loaded + st1.lost_marked < lo)
 		h_fail(h, "%llu blocks recovered dirty, but %llu blocks hold data only in the cache",
 		       (unsigned long long)res->dirty_loaded,
 		       (unsigned long long)lo);
@@ -636,6 +658,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	total_sectors += h->sectors_checked;
 	total_strict += h->strict_after_crash;
 	total_superseded += h->discard_superseded;
+	total_lost += h->lost_reads;
 out:
 	res->failures = h->failures;
 	h_fini(h);
@@ -647,7 +670,7 @@ static void usage(void)
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
 		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
 		"             [--block-size B] [--cut-at meta|write|completion]\n"
-		"             [--errors none|single|repeated|enomem|flush]\n"
+		"             [--errors none|single|repeated|enomem|flush|lossy]\n"
 		"             [--policy fifo|lru|s3fifo|tinylfu] [--damage-sb]\n"
 		"             [--trace DEV:SECTOR] [-v]\n");
 	exit(2);
@@ -824,11 +847,12 @@ int main(int argc, char **argv)
 		if (fails)
 			bad_scen++;
 	}
-	printf("crash: %llu cut points, %llu sectors verified (%llu after a failed write, held to never older; %llu discarded then durably rewritten, checked against the write), %llu superblocks damaged, %.1f s CPU: %s\n",
+	printf("crash: %llu cut points, %llu sectors verified (%llu after a failed write, held to never older; %llu discarded then durably rewritten, checked against the write), %llu lost blocks read as -EIO, %llu superblocks damaged, %.1f s CPU: %s\n",
 	       (unsigned long long)total_points,
 	       (unsigned long long)total_sectors,
 	       (unsigned long long)total_strict,
 	       (unsigned long long)total_superseded,
+	       (unsigned long long)total_lost,
 	       (unsigned long long)total_damaged,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC,
 	       bad_scen ? "FAILED" : "OK");

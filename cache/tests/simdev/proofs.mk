@@ -19,7 +19,7 @@
 #   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
 #   crash-check       cut at every metadata write of every scenario, and
 #                     (strided) at every write / completion, with errors
-#                     (cache writes, FLUSHes, allocations), a damaged
+#                     (cache writes, FLUSHes, allocations, lossy), a damaged
 #                     superblock copy, lazy records at shutdown
 #   crash-long        every write and completion, every error mode,
 #                     damaged superblocks
@@ -236,6 +236,7 @@ crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-s3fifo,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 12 --policy s3fifo)
 	$(call prun,crash-tinylfu,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 13 --policy tinylfu)
 	$(call prun,crash-flush-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors flush --cut-mode torn --queued --seed 14)
+	$(call prun,crash-lossy,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --errors lossy --cut-mode random --queued --seed 19)
 	$(call prun,crash-damaged-sb,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 15 --damage-sb)
 	$(call prun,crash-lazy-shutdown,$(U)/crash --scenario lazy-shutdown --stride 1 --cut-at completion --cut-mode random --seed 16)
 	$(call prun,crash-lazy-shutdown-torn,$(U)/crash --scenario lazy-shutdown --stride 1 --cut-at completion --cut-mode torn --queued --seed 17)
@@ -249,6 +250,7 @@ crash-long: $(U)/crash
 	$(U)/crash --stride 1 --cut-at write --errors enomem --cut-mode torn --queued --seed 25
 	$(U)/crash --stride 1 --cut-at write --errors flush --cut-mode torn --queued --seed 26
 	$(U)/crash --stride 1 --cut-at completion --errors flush --cut-mode random --queued --seed 27
+	$(U)/crash --stride 1 --cut-at write --errors lossy --cut-mode torn --queued --seed 30
 	$(U)/crash --stride 1 --cut-mode torn --queued --seed 28 --damage-sb
 	$(U)/crash --stride 1 --cut-at write --errors single --cut-mode torn --queued --seed 29 --damage-sb
 
