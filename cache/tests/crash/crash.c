@@ -428,7 +428,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	char err[160] = "";
 	struct vc_stats st0 = { 0 }, st1;
 	int ret, d;
-	bool freed = false;
+	bool freed = false, shut_clean = false;
 
 	memset(res, 0, sizeof(*res));
 	setup_harness(h, o);
@@ -579,8 +579,10 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		if (ret && !excused(h))
 			h_fail(h, "shutdown: %d", ret);
 		/* a clean shutdown persisted everything acknowledged */
-		if (!ret)
+		if (!ret) {
 			h_all_durable(h);
+			shut_clean = true;
+		}
 		break;
 	}
 	res->meta_writes = counted(h, o->cut_at) - base;
@@ -628,10 +630,10 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	/*
 	 * After a clean shutdown every block comes back, clean or dirty
 	 * (unless its superblock was damaged: the older copy says "not
-	 * clean", so only the dirty ones do).
+	 * clean", so only the dirty ones do; or the shutdown failed, on an
+	 * injected error: then it was no clean shutdown).
 	 */
-	if ((s == S_SHUTDOWN || s == S_LAZY_SHUTDOWN) && !res->cut &&
-	    !res->damaged) {
+	if (shut_clean && !res->cut && !res->damaged) {
 		vc_cache_get_stats(h->c, &st1);
 		if (st1.valid_blocks != st0.valid_blocks ||
 		    st1.dirty_blocks != st0.dirty_blocks)
