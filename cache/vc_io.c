@@ -737,10 +737,18 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	ack_after_record(r, md);
 }
 
+/*
+ * The host data goes home instead of the cache.  FUA when the block held
+ * older dirty data (r->olddirty): its DIRTY record is cleared right after,
+ * and until the new data is durable at home nothing else would hold the
+ * block's newest durable version (a power cut before the backing device's
+ * next FLUSH would bring back its older data).
+ */
 static void write_piece_home(struct vc_req *r)
 {
 	note_backing_io(r->c);
-	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE, r->fua ? VC_DEV_FUA : 0,
+	io_init(&r->io[0], bdev_of(r), VC_DEV_WRITE,
+		r->fua || r->olddirty ? VC_DEV_FUA : 0,
 		r->sector, r->len, src_buf(r), src_off(r), wb_fallback_end, r);
 	vc_dev_submit(&r->io[0]);
 }
@@ -950,17 +958,27 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	ack_after_record(r, md);
 }
 
+/*
+ * Write-through: both copies.  Over a dirty block (held BUSY by @r) the
+ * home copy is FUA: should the cache copy fail, the block is dropped and
+ * its DIRTY record cleared, and the home copy must then already be
+ * durable (else a power cut before the backing device's next FLUSH loses
+ * both the old durable data and the new).
+ */
 static void write_both(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
 	u32 fl = r->fua ? VC_DEV_FUA : 0;
+	u32 fl_home = fl;
 
+	if (vc_word(c, r->blk) & B_DIRTY)
+		fl_home |= VC_DEV_FUA;
 	vc_atomic_set(&r->pending, 2);
 	note_backing_io(c);
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, fl,
 		blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT), r->len,
 		src_buf(r), src_off(r), wt_sub_end, r);
-	io_init(&r->io[1], bdev_of(r), VC_DEV_WRITE, fl, r->sector, r->len,
+	io_init(&r->io[1], bdev_of(r), VC_DEV_WRITE, fl_home, r->sector, r->len,
 		src_buf(r), src_off(r), wt_sub_end, r);
 	vc_dev_submit(&r->io[0]);
 	vc_dev_submit(&r->io[1]);

@@ -21,7 +21,9 @@
  *
  *   crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K] [--seed N]
  *         [--cut-mode drop|random|torn|keep] [--queued] [--block-size B]
- *         [--cut-at meta|write|completion] [--errors none|single|repeated|enomem]
+ *         [--cut-at meta|write|completion]
+ *         [--errors none|single|repeated|enomem|flush|lossy] [--damage-sb]
+ *         [--trace DEV:SECTOR]
  *         [-v]
  *
  * --queued: devices complete in a seeded random order, so several writes
@@ -35,9 +37,29 @@
  * allocations failing now and then (ENOMEM).  Failed host writes may leave
  * either data; everything acknowledged is still checked.
  *
+ * --errors flush: the cache device's FLUSH fails (the K-dependent one of
+ * the armed phase, and 5% at random): a FLUSH or FUA write acknowledged
+ * anyway must be durable.
+ * --errors lossy: 2% of cache reads and writes and of backing writes fail:
+ * dirty data may be lost, and a lost block must then read as -EIO after
+ * the reload (and before), never as an older version.
+ * --damage-sb: after the cut, before the reload, the newest superblock
+ * copy is damaged (the loader takes the older one: it must not trust
+ * clean records that blocks reused since made stale).
+ *
+ * Scenarios beyond the management operations: "lazy-shutdown" leaves
+ * group-commit records pending (commit_ms 10 s, plain writes) when
+ * the clean shutdown starts; "reloaded" runs the workload on a cache
+ * that was shut down cleanly and loaded again; "mode-wt-busy" leaves
+ * write-back for write-through while host writes go on (over blocks just
+ * written back).  A clean shutdown that
+ * returned 0 makes every acknowledged write durable: the model holds it
+ * to that.
+ *
  * Each scenario reports its cut points, failures, refused loads, the range
  * of dirty blocks recovered and the number of distinct media states the
- * cuts left (hash of every device's durable image).
+ * cuts left (hash of every device's durable image).  A scenario with no
+ * cut point fails (it proved nothing).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -45,22 +67,25 @@
 #include <time.h>
 
 #include "harness.h"
+#include "vc_format.h"
 
 enum scen {
 	S_WORKLOAD, S_WORKLOAD_CLEAN, S_CREATE, S_ATTACH, S_MODE, S_MODE_PT, S_FLUSH, S_DETACH,
-	S_SHUTDOWN, S_NR
+	S_SHUTDOWN, S_LAZY_SHUTDOWN, S_RELOADED, S_MODE_WT_BUSY, S_NR
 };
 
 enum cut_at { CUT_META, CUT_WRITE, CUT_COMPLETION };
 static const char *const cut_at_name[] = { "meta", "write", "completion" };
 
-enum err_mode { ERR_NONE, ERR_SINGLE, ERR_REPEATED, ERR_ENOMEM };
+enum err_mode { ERR_NONE, ERR_SINGLE, ERR_REPEATED, ERR_ENOMEM, ERR_FLUSH,
+	       ERR_LOSSY, ERR_NR };
 static const char *const err_name[] = { "none", "single", "repeated",
-					"enomem" };
+					"enomem", "flush", "lossy" };
 
 static const char *const scen_name[S_NR] = {
 	"workload", "workload-clean", "create", "attach", "mode-switch", "mode-pt-busy",
-	"flush-on-demand", "detach", "shutdown",
+	"flush-on-demand", "detach", "shutdown", "lazy-shutdown", "reloaded",
+	"mode-wt-busy",
 };
 
 struct opts {
@@ -76,6 +101,9 @@ struct opts {
 	enum cut_at cut_at;
 	enum err_mode errors;
 	int policy;		/* enum vc_policy of the cache */
+	bool damage_sb;		/* damage the newest superblock copy */
+	int trace_dev;		/* --trace D:S (replays) */
+	long long trace_sector;
 };
 
 struct result {
@@ -85,10 +113,12 @@ struct result {
 	u64 failures;
 	u64 dirty_loaded, dirty_lo, dirty_hi;
 	u64 state;		/* hash of the durable images after the cut */
+	bool damaged;		/* a superblock copy was damaged */
 };
 
 /* Figures. */
-static u64 total_points, total_failures, total_sectors;
+static u64 total_points, total_failures, total_sectors, total_strict,
+	   total_damaged, total_superseded, total_lost;
 
 static u64 dirty_now(struct harness *h)
 {
@@ -250,6 +280,13 @@ static void setup_harness(struct harness *h, const struct opts *o)
 		fprintf(stderr, "crash: harness init failed\n");
 		exit(2);
 	}
+	h->trace_dev = o->trace_dev;
+	h->trace_sector = o->trace_sector;
+	if (o->trace_sector >= 0) {
+		simdev_trace(h->dev[o->trace_dev].sd, o->trace_sector);
+		if (getenv("MODEL_TRACE_CACHE"))
+			simdev_trace(h->csd, -2);
+	}
 	for (d = 0; d < (int)ho.ndev; d++)
 		h_prefill(h, d);
 	h->cfg.mode = VC_MODE_WB;
@@ -302,6 +339,29 @@ static void inject(struct harness *h, const struct opts *o, u64 k)
 	case ERR_REPEATED:
 		simdev_error_random(h->csd, SIMDEV_OP_WRITE, 20000, -EIO);
 		break;
+	case ERR_FLUSH:
+		/*
+		 * Not in the dry run (K = 0), which counts the cut points:
+		 * were its failing FLUSH a shutdown's first, the shutdown
+		 * would stop before any write and leave none (a failure).
+		 */
+		if (k)
+			simdev_error_at_flush(h->csd,
+					      1 + (k * 5 + o->seed) % 13, -EIO);
+		simdev_error_random(h->csd, SIMDEV_OP_FLUSH, 50000, -EIO);
+		break;
+	case ERR_LOSSY: {
+		u32 d;
+
+		simdev_error_random(h->csd, SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+				    20000, -EIO);
+		for (d = 0; d < h->o.ndev; d++)
+			simdev_error_random(h->dev[d].sd, SIMDEV_OP_WRITE,
+					    20000, -EIO);
+		h->lossy = true;
+		h->lose_window = true;
+		break;
+	}
 	default:
 		break;
 	}
@@ -331,6 +391,30 @@ static u64 media_hash(struct harness *h)
 	return x;
 }
 
+/*
+ * Damage the newest valid superblock copy's durable image (both copies
+ * must carry the magic; the older one is left alone).  True if done.
+ */
+static bool damage_newest_sb(struct harness *h)
+{
+	static const u64 where[2] = { VC_SB_SECTOR, VC_SB2_SECTOR };
+	struct vc_sb sb[2];
+	u8 sec[H_SECT];
+	int i, newest;
+
+	for (i = 0; i < 2; i++) {
+		simdev_peek_durable(h->csd, where[i], sec, H_SECT);
+		memcpy(&sb[i], sec, sizeof(sb[i]));
+		if (vc_le64_to_cpu(sb[i].magic) != VC_SB_MAGIC)
+			return false;
+	}
+	newest = vc_le64_to_cpu(sb[1].seq) > vc_le64_to_cpu(sb[0].seq);
+	simdev_peek_durable(h->csd, where[newest], sec, H_SECT);
+	memset(sec + 8, 0x5a, 64);	/* the crc no longer matches */
+	simdev_poke(h->csd, where[newest], sec, H_SECT);
+	return true;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	u64 x = *(const u64 *)a, y = *(const u64 *)b;
@@ -351,13 +435,16 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	char err[160] = "";
 	struct vc_stats st0 = { 0 }, st1;
 	int ret, d;
-	bool freed = false;
+	bool freed = false, shut_clean = false;
 
 	memset(res, 0, sizeof(*res));
 	setup_harness(h, o);
 	snprintf(h->last_op, sizeof(h->last_op), "%s K=%llu", scen_name[s],
 		 (unsigned long long)k);
 
+	/* 10 s (the most) between group commits: lazy records stay pending */
+	if (s == S_LAZY_SHUTDOWN)
+		h->cfg.params.v[VC_P_COMMIT_MS] = 10000;
 	if (s != S_CREATE) {
 		ret = h_create(h);
 		if (ret) {
@@ -370,6 +457,40 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		}
 		if (s != S_WORKLOAD)
 			prepare(h, &t);
+		if (s == S_LAZY_SHUTDOWN) {
+			/*
+			 * Plain writes, no FLUSH, to blocks nothing cached
+			 * yet (new dirty blocks): their DIRTY records wait
+			 * for a group commit 10 s away (pre-phase: 2 s), their
+			 * data in the cache device's volatile cache.
+			 */
+			u64 spb = h->cfg.block_size / H_SECT, b;
+			u64 nblk = h->dev[0].nr_sectors / spb;
+
+			for (b = 0; b < 24 && nblk * 7 / 8 + b / 2 < nblk; b++)
+				hop(h, &t, (int)(b % h->o.ndev), VC_OP_WRITE, 0,
+				    (nblk * 7 / 8 + b / 2) * spb,
+				    h->cfg.block_size);
+		}
+		if (s == S_RELOADED && !h->failures) {
+			/*
+			 * Clean shutdown, load (marks the superblocks not
+			 * clean), then blocks get reused before the cut.
+			 */
+			ret = vc_cache_shutdown(h->c, 0);
+			h->c = NULL;
+			if (ret) {
+				h_fail(h, "shutdown before reload: %d", ret);
+				goto out;
+			}
+			h_all_durable(h);
+			ret = h_load(h, err, sizeof(err));
+			if (ret) {
+				h_fail(h, "reload: %d (%s)", ret, err);
+				goto out;
+			}
+			workload(h, &t, 60);
+		}
 		if (h->failures)
 			goto out;
 	}
@@ -395,6 +516,7 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 
 	switch (s) {
 	case S_WORKLOAD:
+	case S_RELOADED:
 		workload(h, &t, 300);
 		break;
 	case S_WORKLOAD_CLEAN:
@@ -424,8 +546,21 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		break;
 	case S_MODE:
 	case S_MODE_PT:
-		vc_cache_set_mode(h->c, s == S_MODE ? VC_MODE_WT : VC_MODE_PT);
-		drive_until_clean(h, &t, s == S_MODE_PT);
+	case S_MODE_WT_BUSY:
+		vc_cache_set_mode(h->c, s == S_MODE_PT ? VC_MODE_PT : VC_MODE_WT);
+		/*
+		 * mode-wt-busy: write-through writes and FLUSHes go on
+		 * while the drain writes blocks back: they land on blocks
+		 * whose clean records may not be durable yet.
+		 */
+		for (d = 0; s == S_MODE_WT_BUSY && d < 200 && !is_cut(h) &&
+			    !h->failures; d++) {
+			workload(h, &t, 1);
+			if (d % 8 == 0)
+				vc_cache_kick_cleaner(h->c);
+			h_pump(h);
+		}
+		drive_until_clean(h, &t, s != S_MODE);
 		if (!excused(h) && dirty_now(h))
 			h_fail(h, "after leaving write-back: still %llu dirty",
 			       (unsigned long long)dirty_now(h));
@@ -444,16 +579,25 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 			h->dev[0].id = H_NO_ID;
 		break;
 	case S_SHUTDOWN:
+	case S_LAZY_SHUTDOWN:
 		ret = vc_cache_shutdown(h->c, 0);
 		h->c = NULL;
 		freed = true;
 		if (ret && !excused(h))
 			h_fail(h, "shutdown: %d", ret);
+		/* a clean shutdown persisted everything acknowledged */
+		if (!ret) {
+			h_all_durable(h);
+			shut_clean = true;
+		}
 		break;
 	}
 	res->meta_writes = counted(h, o->cut_at) - base;
 	res->cut = is_cut(h);
 	injecting = ERR_NONE;
+	h->lossy = false;	/* lose_window stays: lost blocks may fail */
+	for (d = 0; d < (int)h->o.ndev; d++)
+		simdev_error_clear(h->dev[d].sd);
 	simdev_error_clear(h->csd);
 	vc_posix_fail_io_allocs(0);
 	if (h->failures)
@@ -468,6 +612,8 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		h->c = NULL;
 	}
 	simdev_power_restore(h->pw);
+	if (o->damage_sb)
+		res->damaged = damage_newest_sb(h);
 	res->state = media_hash(h);
 	for (d = 0; d < (int)h->o.ndev; d++)
 		lo += h_blocks_only_in_cache(h, d);
@@ -488,8 +634,13 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 		goto out;
 	}
 	res->dirty_loaded = dirty_now(h);
-	/* after a clean shutdown every block comes back, clean or dirty */
-	if (s == S_SHUTDOWN && !res->cut) {
+	/*
+	 * After a clean shutdown every block comes back, clean or dirty
+	 * (unless its superblock was damaged: the older copy says "not
+	 * clean", so only the dirty ones do; or the shutdown failed, on an
+	 * injected error: then it was no clean shutdown).
+	 */
+	if (shut_clean && !res->cut && !res->damaged) {
 		vc_cache_get_stats(h->c, &st1);
 		if (st1.valid_blocks != st0.valid_blocks ||
 		    st1.dirty_blocks != st0.dirty_blocks)
@@ -501,7 +652,9 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	}
 	res->dirty_lo = lo;
 	res->dirty_hi = t.dirty_max + t.span;
-	if (res->dirty_loaded < lo)
+	/* a block whose dirty data was lost comes back as a lost marker */
+	vc_cache_get_stats(h->c, &st1);
+	if (res->dirty_loaded + st1.lost_marked < lo)
 		h_fail(h, "%llu blocks recovered dirty, but %llu blocks hold data only in the cache",
 		       (unsigned long long)res->dirty_loaded,
 		       (unsigned long long)lo);
@@ -512,6 +665,9 @@ static void run(const struct opts *o, int s, u64 k, struct result *res)
 	h_verify_after_crash(h);
 	h_check_device_rules(h);
 	total_sectors += h->sectors_checked;
+	total_strict += h->strict_after_crash;
+	total_superseded += h->discard_superseded;
+	total_lost += h->lost_reads;
 out:
 	res->failures = h->failures;
 	h_fini(h);
@@ -523,8 +679,9 @@ static void usage(void)
 		"usage: crash [--scenario NAME|all] [--stride S] [--max-k N] [--k K]\n"
 		"             [--seed N] [--cut-mode drop|random|torn|keep] [--queued]\n"
 		"             [--block-size B] [--cut-at meta|write|completion]\n"
-		"             [--errors none|single|repeated|enomem]\n"
-		"             [--policy fifo|lru|s3fifo|tinylfu] [-v]\n");
+		"             [--errors none|single|repeated|enomem|flush|lossy]\n"
+		"             [--policy fifo|lru|s3fifo|tinylfu] [--damage-sb]\n"
+		"             [--trace DEV:SECTOR] [-v]\n");
 	exit(2);
 }
 
@@ -536,18 +693,28 @@ int main(int argc, char **argv)
 		{ "cut-mode", 1, NULL, 'c' }, { "k", 1, NULL, 'k' },
 		{ "queued", 0, NULL, 'q' }, { "block-size", 1, NULL, 'b' }, { "verbose", 0, NULL, 'v' },
 		{ "cut-at", 1, NULL, 'a' }, { "errors", 1, NULL, 'e' },
-		{ "policy", 1, NULL, 'P' },
+		{ "policy", 1, NULL, 'P' }, { "damage-sb", 0, NULL, 'D' },
+		{ "trace", 1, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .seed = 1, .stride = 1, .max_k = 0, .only = -1,
 			  .cut_mode = SIMDEV_CUT_DROP_ALL, .block_size = 4096,
-			  .policy = VC_POLICY_LRU };
+			  .policy = VC_POLICY_LRU, .trace_sector = -1 };
 	struct result dry, res;
 	int c, s, bad_scen = 0;
 	clock_t t0 = clock();
 
-	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:P:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:t:m:s:c:k:qb:va:e:P:DT:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'T':
+			if (sscanf(optarg, "%d:%lld", &o.trace_dev,
+				   &o.trace_sector) != 2 || o.trace_dev < 0 ||
+			    o.trace_dev > 1)
+				usage();
+			break;
+		case 'D':
+			o.damage_sb = true;
+			break;
 		case 'P':
 			for (s = 0; s < VC_NR_POLICIES; s++)
 				if (!strcmp(optarg, vc_policy_name((enum vc_policy)s)))
@@ -565,10 +732,10 @@ int main(int argc, char **argv)
 			o.cut_at = (enum cut_at)s;
 			break;
 		case 'e':
-			for (s = 0; s < 4; s++)
+			for (s = 0; s < ERR_NR; s++)
 				if (!strcmp(optarg, err_name[s]))
 					break;
-			if (s == 4)
+			if (s == ERR_NR)
 				usage();
 			o.errors = (enum err_mode)s;
 			break;
@@ -609,11 +776,12 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	printf("crash: seed %llu stride %llu cut-mode %d block %u%s, cut at every %s, errors %s, policy %s\n",
+	printf("crash: seed %llu stride %llu cut-mode %d block %u%s, cut at every %s, errors %s, policy %s%s\n",
 	       (unsigned long long)o.seed, (unsigned long long)o.stride,
 	       o.cut_mode, o.block_size, o.queued ? " queued" : "",
 	       cut_at_name[o.cut_at], err_name[o.errors],
-	       vc_policy_name((enum vc_policy)o.policy));
+	       vc_policy_name((enum vc_policy)o.policy),
+	       o.damage_sb ? ", newest superblock damaged after the cut" : "");
 	for (s = 0; s < S_NR; s++) {
 		u64 k, n, points = 0, fails = 0, loads_refused = 0, states = 0;
 		u64 dmin = ~0ULL, dmax = 0, *hashes;
@@ -639,6 +807,7 @@ int main(int argc, char **argv)
 			run(&o, s, k, &res);
 			hashes[points] = res.state;
 			points++;
+			total_damaged += res.damaged;
 			if (res.load_err)
 				loads_refused++;
 			if (res.dirty_loaded < dmin)
@@ -648,7 +817,7 @@ int main(int argc, char **argv)
 			if (res.failures) {
 				fails++;
 				if (fails <= 3)
-					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u --cut-at %s --errors %s --policy %s%s)\n",
+					printf("crash: %s: FAILED at K=%llu (replay: --scenario %s --k %llu --seed %llu --cut-mode %d --block-size %u --cut-at %s --errors %s --policy %s%s%s)\n",
 					       scen_name[s],
 					       (unsigned long long)k,
 					       scen_name[s],
@@ -658,7 +827,8 @@ int main(int argc, char **argv)
 					       cut_at_name[o.cut_at],
 					       err_name[o.errors],
 					       vc_policy_name((enum vc_policy)o.policy),
-					       o.queued ? " --queued" : "");
+					       o.queued ? " --queued" : "",
+					       o.damage_sb ? " --damage-sb" : "");
 			}
 		}
 		qsort(hashes, points, sizeof(*hashes), cmp_u64);
@@ -673,15 +843,26 @@ int main(int argc, char **argv)
 		       (unsigned long long)loads_refused,
 		       (unsigned long long)(points ? dmin : 0),
 		       (unsigned long long)dmax, (unsigned long long)states);
+		/* no cut point: the scenario proved nothing */
+		if (!points) {
+			printf("crash: %s: FAILED: no cut point (the armed phase counted %llu, --k %llu)\n",
+			       scen_name[s], (unsigned long long)dry.meta_writes,
+			       (unsigned long long)o.only_k);
+			fails++;
+		}
 		fflush(stdout);
 		total_points += points;
 		total_failures += fails;
 		if (fails)
 			bad_scen++;
 	}
-	printf("crash: %llu cut points, %llu sectors verified, %.1f s CPU: %s\n",
+	printf("crash: %llu cut points, %llu sectors verified (%llu after a failed write, held to never older; %llu discarded then durably rewritten, checked against the write), %llu lost blocks read as -EIO, %llu superblocks damaged, %.1f s CPU: %s\n",
 	       (unsigned long long)total_points,
 	       (unsigned long long)total_sectors,
+	       (unsigned long long)total_strict,
+	       (unsigned long long)total_superseded,
+	       (unsigned long long)total_lost,
+	       (unsigned long long)total_damaged,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC,
 	       bad_scen ? "FAILED" : "OK");
 	return bad_scen ? 1 : 0;

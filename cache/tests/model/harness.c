@@ -181,6 +181,8 @@ static void dev_alloc(struct h_dev *hd, u64 n)
 	hd->alt = xzalloc(n * 4);
 	hd->wepoch = xzalloc(n * 4);
 	hd->unknown = xzalloc(n);
+	hd->uany = xzalloc(n);
+	hd->lost = xzalloc(n);
 	hd->zsince = xzalloc(n);
 	hd->busy = xzalloc(n);
 }
@@ -193,6 +195,8 @@ static void dev_free(struct h_dev *hd)
 	free(hd->alt);
 	free(hd->wepoch);
 	free(hd->unknown);
+	free(hd->uany);
+	free(hd->lost);
 	free(hd->zsince);
 	free(hd->busy);
 }
@@ -350,6 +354,27 @@ static void flush_done(struct h_dev *hd, u32 snap)
 		hd->durable_epoch = snap + 1;
 }
 
+/* A successful write or discard covering whole blocks clears their markers. */
+static void clear_lost(struct harness *h, struct h_dev *hd, u64 sector,
+		       u64 end)
+{
+	u64 spb = h->cfg.block_size / H_SECT;
+	u64 b0 = (sector + spb - 1) / spb, b1 = end / spb, s;
+
+	for (s = b0 * spb; s < b1 * spb; s++)
+		hd->lost[s] = 0;
+}
+
+void h_all_durable(struct harness *h)
+{
+	u32 d;
+
+	for (d = 0; d < h->o.ndev; d++) {
+		flush_done(&h->dev[d], h->dev[d].epoch);
+		h->dev[d].epoch++;
+	}
+}
+
 static void model_write(struct harness *h, struct h_io *io)
 {
 	struct h_dev *hd = &h->dev[io->d];
@@ -371,12 +396,15 @@ static void model_write(struct harness *h, struct h_io *io)
 			hd->hi[s] = io->ver;
 		hd->alt[s] = 0;
 		hd->unknown[s] = 0;
+		hd->uany[s] = 0;
 		hd->wepoch[s] = hd->epoch;
 		if (fua) {
 			hd->dur[s] = io->ver;
 			hd->zsince[s] = 0;
 		}
 	}
+	if (!io->err)
+		clear_lost(h, hd, io->hio.sector, end);
 }
 
 static void model_discard(struct harness *h, struct h_io *io)
@@ -388,6 +416,7 @@ static void model_discard(struct harness *h, struct h_io *io)
 		settle(h, hd, s);
 		if (io->err) {
 			hd->unknown[s] = 1;
+			hd->uany[s] = 1;
 		} else {
 			if (hd->cur[s])
 				hd->alt[s] = hd->cur[s];
@@ -396,6 +425,8 @@ static void model_discard(struct harness *h, struct h_io *io)
 		}
 		hd->wepoch[s] = hd->epoch;
 	}
+	if (!io->err)
+		clear_lost(h, hd, io->hio.sector, end);
 }
 
 static void check_read(struct harness *h, struct h_io *io)
@@ -417,11 +448,10 @@ static void check_read(struct harness *h, struct h_io *io)
 			continue;
 		if (v == hd->cur[s] && v != 0)
 			continue;
-		/* lost data: anything this sector ever held, or zeroes */
-		if (h->lossy && v >= 0 && v <= hd->hi[s]) {
-			h->stale_tolerated++;
-			continue;
-		}
+		/*
+		 * Lost data (lossy runs) reads as an error, never as an
+		 * older version: nothing is tolerated here.
+		 */
 		describe(p, got, sizeof(got));
 		h_fail(h, "read dev %d sector %llu: expected version %u%s, got %s",
 		       io->d, (unsigned long long)s, hd->cur[s],
@@ -436,6 +466,17 @@ static bool in_dev(struct harness *h, int d, u64 sector, u32 len)
 	u64 n = h->dev[d].nr_sectors;
 
 	return sector <= n && len / H_SECT <= n - sector;
+}
+
+/* Does [sector, +n) touch a block found lost? */
+static bool range_lost(struct harness *h, int d, u64 sector, u64 n)
+{
+	u64 s;
+
+	for (s = sector; s < sector + n; s++)
+		if (h->dev[d].lost[s])
+			return true;
+	return false;
 }
 
 static void end_io(struct vc_host_io *hio, int err)
@@ -472,7 +513,12 @@ static void end_io(struct vc_host_io *hio, int err)
 	}
 	if (err) {
 		h->n_errors++;
-		if (!io->tolerate_err)
+		if (err == -EIO && hio->op != VC_OP_FLUSH &&
+		    in_dev(h, io->d, hio->sector, hio->len) &&
+		    range_lost(h, io->d, hio->sector, n)) {
+			if (hio->op == VC_OP_READ)
+				h->lost_reads++;
+		} else if (!io->tolerate_err)
 			h_fail(h, "unexpected error %d on op %u dev %d sector %llu len %u",
 			       err, hio->op, io->d,
 			       (unsigned long long)hio->sector, hio->len);
@@ -645,6 +691,8 @@ void h_resync_from_backing(struct harness *h, int d)
 			hd->hi[s] = (u32)v;
 		hd->alt[s] = 0;
 		hd->unknown[s] = 0;
+		hd->uany[s] = 0;
+		hd->lost[s] = 0;
 		hd->zsince[s] = 0;
 		hd->wepoch[s] = hd->epoch;	/* durable: dur, until a FLUSH */
 	}
@@ -709,7 +757,8 @@ u64 h_verify_backing(struct harness *h, int d, bool durable)
 		v = h_sector_version(p, (u32)d, s);
 		if (v == want || (want == 0 && hd->alt[s] && v == hd->alt[s]))
 			continue;
-		if (h->lossy && v >= 0 && v <= hd->hi[s])
+		/* a lost block's newest data never made it home */
+		if (hd->lost[s] && v >= 0 && v <= hd->hi[s])
 			continue;
 		if (!bad)
 			h_fail(h, "backing dev %d sector %llu (%s): expected version %u, found %lld",
@@ -731,8 +780,14 @@ u64 h_blocks_only_in_cache(struct harness *h, int d)
 			u32 want = durable_of(h, hd, s);
 			long long v;
 
-			/* discarded sectors may hold anything */
-			if (hd->unknown[s] || !want || hd->zsince[s] ||
+			/*
+			 * Discarded sectors may hold anything (a discard is
+			 * superseded once a later write is durable); lost
+			 * blocks read as errors.
+			 */
+			if (hd->unknown[s] || !want || hd->lost[s] ||
+			    (hd->zsince[s] &&
+			     hd->wepoch[s] >= hd->durable_epoch) ||
 			    !hd->cur[s])
 				continue;
 			simdev_peek_durable(hd->sd, s, p, H_SECT);
@@ -747,6 +802,110 @@ u64 h_blocks_only_in_cache(struct harness *h, int d)
 	return n;
 }
 
+/*
+ * One sector read after a crash: is @v (h_sector_version) allowed?
+ * "Undefined but never older": only a discard (completed, or in flight at
+ * the cut, and not superseded by a durable write) lets anything that was
+ * once written come back; a failed or interrupted write leaves the old
+ * data or its own, nothing older than the durable version.
+ */
+static bool crash_ok(struct harness *h, struct h_dev *hd, u64 s, long long v)
+{
+	u32 dv;
+
+	/* a write or discard made durable by a later FLUSH settles */
+	if (hd->zsince[s] && hd->cur[s] && !hd->uany[s] &&
+	    hd->wepoch[s] < hd->durable_epoch)
+		h->discard_superseded++;	/* "discarded" before the fix */
+	settle(h, hd, s);
+	dv = hd->dur[s];
+	if (hd->wepoch[s] < hd->durable_epoch)
+		dv = hd->cur[s];
+	if (v < 0)
+		return false;
+	/* discarded since the last durable point, or discarded for good */
+	if (hd->uany[s] || hd->zsince[s] || !hd->cur[s])
+		return true;
+	if (hd->unknown[s])
+		h->strict_after_crash++;
+	if (v == 0)
+		return dv == 0;
+	return ((u32)v >= dv && (u32)v <= hd->hi[s]) || (u32)v == hd->alt[s];
+}
+
+/*
+ * Read [s0, +len) after a crash and check it; a failed read of more than a
+ * block is read again block by block (only a lost block may fail).
+ */
+static void crash_block(struct harness *h, u32 d, u64 s0, u32 len)
+{
+	struct h_dev *hd = &h->dev[d];
+	struct h_io *io = h_io_new(h, (int)d, VC_OP_READ, 0, s0, len);
+	u64 i, n = len / H_SECT;
+	char got[96];
+	int err;
+
+	io->check = false;
+	io->tolerate_err = true;
+	h_submit(h, io);
+	err = h_wait(h, io);
+	if (err && len > h->cfg.block_size) {
+		u32 bs = h->cfg.block_size, off;
+
+		h_io_free(io);
+		for (off = 0; off < len; off += bs)
+			crash_block(h, d, s0 + off / H_SECT,
+				    vc_min_u64(bs, len - off));
+		return;
+	}
+	if (err) {
+		/* lost data reads as -EIO: only where injection may lose it */
+		if (err != -EIO || !(h->lossy || h->lose_window ||
+				     range_lost(h, (int)d, s0, n)))
+			h_fail(h, "after crash dev %u sectors %llu+%llu: read failed (%d)",
+			       d, (unsigned long long)s0,
+			       (unsigned long long)n, err);
+		for (i = 0; i < n; i++) {
+			u64 s = s0 + i;
+
+			settle(h, hd, s);
+			hd->cur[s] = hd->wepoch[s] < hd->durable_epoch ?
+				     hd->cur[s] : hd->dur[s];
+			hd->dur[s] = hd->cur[s];
+			hd->lost[s] = 1;
+			hd->alt[s] = 0;
+			hd->zsince[s] = 0;
+			hd->wepoch[s] = 0;
+		}
+		h->lost_reads++;
+		h_io_free(io);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		u64 s = s0 + i;
+		const u8 *p = io->data + i * H_SECT;
+		long long v = h_sector_version(p, d, s);
+
+		h->sectors_checked++;
+		if (!crash_ok(h, hd, s, v)) {
+			describe(p, got, sizeof(got));
+			h_fail(h, "after crash dev %u sector %llu: durable version %u (last acked %u%s), got %s",
+			       d, (unsigned long long)s, durable_of(h, hd, s),
+			       hd->cur[s], hd->unknown[s] ? ", a write failed" : "",
+			       got);
+		}
+		/* resync: what was read is the truth now */
+		hd->cur[s] = v > 0 ? (u32)v : 0;
+		hd->dur[s] = hd->cur[s];
+		hd->alt[s] = 0;
+		hd->unknown[s] = v < 0;
+		hd->uany[s] = 0;
+		hd->zsince[s] = 0;
+		hd->wepoch[s] = 0;
+	}
+	h_io_free(io);
+}
+
 void h_verify_after_crash(struct harness *h)
 {
 	u32 d;
@@ -757,67 +916,9 @@ void h_verify_after_crash(struct harness *h)
 
 		if (hd->id == H_NO_ID)
 			continue;
-		for (s0 = 0; s0 < hd->nr_sectors; s0 += CHUNK / H_SECT) {
-			u32 len = (u32)vc_min_u64(CHUNK,
-						  (hd->nr_sectors - s0) *
-						  H_SECT);
-			struct h_io *io = h_io_new(h, (int)d, VC_OP_READ, 0,
-						   s0, len);
-			u64 i;
-
-			io->check = false;
-			io->tolerate_err = h->lossy;
-			h_submit(h, io);
-			if (h_wait(h, io)) {
-				h_io_free(io);
-				continue;
-			}
-			for (i = 0; i < len / H_SECT; i++) {
-				u64 s = s0 + i;
-				const u8 *p = io->data + i * H_SECT;
-				long long v = h_sector_version(p, d, s);
-				u32 dv = durable_of(h, hd, s);
-				bool ok;
-				char got[96];
-
-				h->sectors_checked++;
-				/*
-				 * Discarded (and not flushed since): the
-				 * content is undefined, any data that was
-				 * once written to this sector will do.
-				 */
-				if (hd->unknown[s] || hd->zsince[s] ||
-				    !hd->cur[s])
-					ok = v >= 0;
-				else if (v == 0)
-					ok = dv == 0 || hd->zsince[s] ||
-					     hd->cur[s] == 0;
-				else if (v > 0)
-					ok = ((u32)v >= dv && (u32)v <= hd->hi[s])
-					     || (u32)v == hd->alt[s];
-				else
-					ok = false;
-				if (!ok && h->lossy && v >= 0 &&
-				    (u32)v <= hd->hi[s]) {
-					h->stale_tolerated++;
-					ok = true;
-				}
-				if (!ok) {
-					describe(p, got, sizeof(got));
-					h_fail(h, "after crash dev %u sector %llu: durable version %u (last acked %u), got %s",
-					       d, (unsigned long long)s, dv,
-					       hd->cur[s], got);
-				}
-				/* resync: what was read is the truth now */
-				hd->cur[s] = v > 0 ? (u32)v : 0;
-				hd->dur[s] = hd->cur[s];
-				hd->alt[s] = 0;
-				hd->unknown[s] = v < 0;
-				hd->zsince[s] = 0;
-				hd->wepoch[s] = 0;
-			}
-			h_io_free(io);
-		}
+		for (s0 = 0; s0 < hd->nr_sectors; s0 += CHUNK / H_SECT)
+			crash_block(h, d, s0, (u32)vc_min_u64(CHUNK,
+					(hd->nr_sectors - s0) * H_SECT));
 	}
 	/* every sector's cur is durable now */
 	for (d = 0; d < h->o.ndev; d++) {
@@ -825,4 +926,43 @@ void h_verify_after_crash(struct harness *h)
 		h->dev[d].durable_epoch = h->dev[d].epoch;
 		memset(h->dev[d].wepoch, 0, h->dev[d].nr_sectors * 4);
 	}
+	/* every lost block was found */
+	if (!h->lossy)
+		h->lose_window = false;
+}
+
+void h_sweep_lost(struct harness *h)
+{
+	u32 d;
+
+	for (d = 0; d < h->o.ndev; d++) {
+		struct h_dev *hd = &h->dev[d];
+		u64 s0, bs = h->cfg.block_size;
+
+		if (hd->id == H_NO_ID)
+			continue;
+		for (s0 = 0; s0 + bs / H_SECT <= hd->nr_sectors;
+		     s0 += bs / H_SECT) {
+			struct h_io *io;
+			int err;
+
+			if (!h_range_free(h, (int)d, s0, (u32)bs))
+				continue;
+			io = h_io_new(h, (int)d, VC_OP_READ, 0, s0, (u32)bs);
+			io->tolerate_err = true;
+			h_submit(h, io);
+			err = h_wait(h, io);
+			if (err == -EIO && (h->lose_window ||
+					    range_lost(h, (int)d, s0, bs / H_SECT))) {
+				memset(hd->lost + s0, 1, bs / H_SECT);
+			} else if (err) {
+				h_fail(h, "sweep for lost blocks: dev %u sector %llu: read failed (%d)",
+				       d, (unsigned long long)s0, err);
+			}
+			h_io_free(io);
+			if (h->failures)
+				return;
+		}
+	}
+	h->lose_window = false;
 }

@@ -14,8 +14,15 @@
  *   hi      the highest version ever acknowledged for the sector;
  *   alt     after a discard, the pre-discard version (a read may still
  *           return it: discarded data is undefined but never older);
- *   unknown set when a write to it failed (partial writes are allowed):
- *           any data stamped for this sector, or zeroes, is accepted.
+ *   unknown set when a write or discard to it failed (partial writes are
+ *           allowed): a read accepts any data stamped for this sector, or
+ *           zeroes; after a crash a failed write's sector still accepts
+ *           nothing older than its durable version (the old data or the
+ *           failed write's, "undefined but never older"), a failed
+ *           discard's (uany) anything, as a completed discard's;
+ *   lost    the engine found the block's dirty data lost to an injected
+ *           error: reads of it may fail with -EIO (never return older
+ *           data) until a write covers the whole block.
  * Every written sector carries a stamp (magic, device, sector, version)
  * and a filler derived from it, so a wrong read names what it got.
  */
@@ -41,6 +48,8 @@ struct h_dev {
 	u64 nr_sectors;
 	u32 *cur, *dur, *hi, *alt, *wepoch;
 	u8 *unknown;
+	u8 *uany;		/* unknown from a failed discard: any data */
+	u8 *lost;		/* reads may fail with -EIO (lost marker) */
 	u8 *zsince;		/* discarded since last known durable point */
 	u8 *busy;		/* sector has a host I/O in flight */
 	/* FLUSH is per device, as for any block device */
@@ -74,12 +83,23 @@ struct harness {
 	u64 rng;
 	u32 version;			/* last version handed out */
 	unsigned int inflight;		/* host I/Os not completed */
-	bool lossy;			/* errors that may lose data injected */
+	/*
+	 * Errors that may lose data are injected right now: any host I/O may
+	 * fail, a read of a block whose dirty data was lost fails with -EIO
+	 * (never older data).  Off again, only the blocks found lost
+	 * (dev.lost) may fail.
+	 */
+	bool lossy;
+	/* a lossy window opened since the lost blocks were last looked for */
+	bool lose_window;
 	u64 failures;			/* model mismatches */
 	/* figures */
 	u64 n_reads, n_writes, n_flushes, n_discards, n_errors;
 	u64 sectors_checked;
-	u64 stale_tolerated;		/* old data accepted after a loss */
+	u64 stale_tolerated;		/* old data accepted (must stay 0) */
+	u64 lost_reads;			/* -EIO reads of lost blocks */
+	u64 strict_after_crash;		/* failed-write sectors checked */
+	u64 discard_superseded;		/* discarded, then a durable write */
 	char last_op[160];
 	/*
 	 * Virtual time engine waits have skipped forward (to the next timer)
@@ -148,12 +168,23 @@ bool h_range_free(struct harness *h, int d, u64 sector, u32 len);
  * device holds becomes the model of device @d.
  */
 void h_resync_from_backing(struct harness *h, int d);
+/*
+ * Everything acknowledged so far is durable (a clean shutdown returned 0),
+ * as if every device had completed a FLUSH.
+ */
+void h_all_durable(struct harness *h);
 /* Fill backing device @d durably with stamped data (before create). */
 void h_prefill(struct harness *h, int d);
 /* Compare every sector of device @d through the engine with the model. */
 void h_verify_all(struct harness *h, int d);
 /* Compare a device's backing image (durable or current) with the model. */
 u64 h_verify_backing(struct harness *h, int d, bool durable);
+/*
+ * Read every block of every attached device (errors off): a block whose
+ * read fails with -EIO is lost (allowed only after a lossy window), its
+ * sectors may fail from now on; data read is checked as any read.
+ */
+void h_sweep_lost(struct harness *h);
 /*
  * After a crash and reload: read everything through the engine, check
  * each sector is allowed (durable version or newer, nothing stale), then

@@ -36,7 +36,7 @@ struct run {
 	/* figures */
 	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
 	u64 n_shutdown, n_crash, n_pid, n_seq;
-	u64 n_cut_loaded, n_force, n_load_retry;
+	u64 n_cut_loaded, n_force, n_load_retry, n_sweeps;
 	struct h_io *slots[64];
 	unsigned int nslots;
 	bool cut_armed;		/* a power cut may strike any I/O */
@@ -116,10 +116,16 @@ static void wait_slot(struct run *r)
 			h_advance(h, 100000);
 }
 
+/*
+ * May any host I/O fail right now?  Only while injection is on (backing
+ * or lossy errors; cache write errors too: a write over a block whose
+ * record cannot be cleared fails, cache/API.md) or a power cut is armed.
+ * Outside the windows the checks are strict, except that the blocks found
+ * lost (dev.lost) may fail with -EIO.
+ */
 static bool errors_possible(struct run *r)
 {
-	return r->errors == ERR_BACKING || r->errors == ERR_LOSSY ||
-	       r->cut_armed || simdev_power_is_cut(r->h.pw);
+	return r->errors_on || r->cut_armed || simdev_power_is_cut(r->h.pw);
 }
 
 static void reap_done(struct run *r)
@@ -143,8 +149,7 @@ static void reap_done(struct run *r)
  */
 static bool mgmt_err_ok(struct run *r, int ret)
 {
-	return errors_possible(r) || r->h.lossy ||
-	       (r->errors_on && ret == -EIO);
+	return errors_possible(r) || (r->errors_on && ret == -EIO);
 }
 
 static void host_op(struct run *r, int op, u32 flags, int d, u64 sector,
@@ -156,7 +161,7 @@ static void host_op(struct run *r, int op, u32 flags, int d, u64 sector,
 	if (len && !h_range_free(h, d, sector, len))
 		return;
 	io = h_io_new(h, d, op, flags, sector, len);
-	io->tolerate_err = errors_possible(r) || h->lossy;
+	io->tolerate_err = errors_possible(r);
 	io->hio.stream = stream;
 	io->hio.pid = 100 + (s32)(stream & 3);
 	io->hio.tgid = 100;
@@ -435,7 +440,7 @@ static void op_flush_on_demand(struct run *r)
 		return;
 	}
 	h_quiesce(h);
-	if (h->lossy || errors_possible(r))
+	if (errors_possible(r))
 		return;
 	for (i = 0; i < (int)h->o.ndev; i++) {
 		if (!all && i != d)
@@ -512,8 +517,19 @@ static void op_detach(struct run *r)
 		/* what is left is what the backing device has */
 		r->n_force++;
 		h_resync_from_backing(h, d);
-	} else if (!h->lossy && !errors_possible(r)) {
+	} else if (!errors_possible(r) && !h->lose_window) {
 		h_verify_backing(h, d, false);
+		/*
+		 * A detach clears the device's lost markers (cache/API.md):
+		 * the blocks found lost read the backing device's data now.
+		 */
+		h_resync_from_backing(h, d);
+	} else {
+		/*
+		 * Injection on, or blocks may have been lost since the last
+		 * sweep: their markers went with the detach, unseen.
+		 */
+		h_resync_from_backing(h, d);
 	}
 	note(h, "reattach dev %d", d);
 	ret = h_attach(h, d);
@@ -560,8 +576,7 @@ static void op_shutdown(struct run *r)
 	note(h, "FLUSH before clean shutdown");
 	for (d = 0; d < (int)h->o.ndev; d++)
 		if (h->dev[d].id != H_NO_ID &&
-		    h_do(h, d, VC_OP_FLUSH, 0, 0, 0) && !errors_possible(r) &&
-		    !h->lossy)
+		    h_do(h, d, VC_OP_FLUSH, 0, 0, 0) && !errors_possible(r))
 			h_fail(h, "FLUSH before shutdown failed");
 	note(h, "clean shutdown%s + power cut + load",
 	     flags ? " (flush)" : "");
@@ -581,9 +596,12 @@ static void op_shutdown(struct run *r)
 		h_fail(h, "load after clean shutdown: %d (%s)", ret, err);
 		return;
 	}
-	if (!h->lossy && !errors_possible(r))
+	if (!errors_possible(r)) {
+		if (h->lose_window && !h->lossy)
+			h_sweep_lost(h);
 		for (d = 0; d < (int)h->o.ndev; d++)
 			h_verify_all(h, d);
+	}
 }
 
 /* Power cut at a random upcoming device write, then reload and check. */
@@ -651,7 +669,10 @@ static void set_errors(struct run *r, bool on)
 			simdev_error_random(h->dev[i].sd,
 					    SIMDEV_OP_READ | SIMDEV_OP_WRITE,
 					    ppm, -EIO);
-		h->lossy = true;
+		/* only while on; the blocks it lost stay marked (dev.lost) */
+		h->lossy = on;
+		if (on)
+			h->lose_window = true;
 		break;
 	}
 }
@@ -768,8 +789,23 @@ int main(int argc, char **argv)
 		h_advance(h, h_rand_below(h, 200000));
 		if (h_rand_below(h, 3000) == 0)
 			h_advance(h, 1000000000ULL * (1 + h_rand_below(h, 20)));
-		if (r->errors && i % 20000 == 0)
-			set_errors(r, (i / 20000) % 2 == 1);
+		if (r->errors && i % 20000 == 0) {
+			bool on = (i / 20000) % 2 == 1;
+
+			if (!on && (r->errors_on || h->lose_window)) {
+				/*
+				 * Window closed: finish its I/O, then find
+				 * the blocks it lost; from here on only
+				 * those may fail.
+				 */
+				set_errors(r, false);
+				reap_all(r);
+				note(h, "errors off: sweep for lost blocks");
+				h_sweep_lost(h);
+				r->n_sweeps++;
+			}
+			set_errors(r, on);
+		}
 		if (x < 90000)
 			op_rw(r);
 		else if (x < 94000)
@@ -807,6 +843,11 @@ int main(int argc, char **argv)
 		/* errors off, then a full check through the engine */
 		if (r->errors)
 			set_errors(r, false);
+		reap_all(r);
+		if (h->lose_window) {
+			h_sweep_lost(h);
+			r->n_sweeps++;
+		}
 		for (c = 0; c < (int)h->o.ndev && !FAILED(h); c++)
 			if (h->dev[c].id != H_NO_ID)
 				h_verify_all(h, c);
@@ -821,6 +862,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)h->n_discards,
 	       (unsigned long long)r->n_seq,
 	       (double)((u64)clock() - t0) / CLOCKS_PER_SEC);
+	printf("model: lossy: %llu sweeps for lost blocks, %llu reads of lost blocks failed (-EIO); after crashes: %llu sector reads held to \"never older\" after a failed write, %llu discarded sectors durably rewritten checked against the write\n",
+	       (unsigned long long)r->n_sweeps,
+	       (unsigned long long)h->lost_reads,
+	       (unsigned long long)h->strict_after_crash,
+	       (unsigned long long)h->discard_superseded);
 	printf("model: %llu sectors checked; mode %llu policy %llu param %llu pid %llu fod %llu bgflush %llu detach %llu shutdown %llu crash %llu; host errors %llu, stale tolerated %llu\n",
 	       (unsigned long long)h->sectors_checked,
 	       (unsigned long long)r->n_mode, (unsigned long long)r->n_policy,

@@ -552,6 +552,48 @@ static void test_write_both_ack_waits_for_record(void **st)
 }
 
 /*
+ * Engine bug (issue 18 oracles: crash "reloaded" with --errors single,
+ * once failed writes were held to "never older"): a plain (not FUA)
+ * whole-block write over a dirty block whose cache copy fails goes home
+ * and the block's DIRTY record is cleared; the home write was not FUA, so
+ * until the backing device's next FLUSH neither the old durable copy (its
+ * record gone) nor the new data (volatile on the backing device) survives
+ * a power cut: the block read the backing device's older data.  The home
+ * write must be durable before the record of older dirty data goes.
+ * @around: the write comes from a denied process (both copies written,
+ * wt_sub_end), else it is a write-back write (wb_fallback).
+ */
+static void plain_write_over_durable_dirty_copy_fails(bool around)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+
+	/* A: dirty in the cache, durable (FUA: record and data) */
+	assert_int_equal(write_fifo(h, VC_IO_FUA, 0, 4096, false), 0);
+	if (around)
+		assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c),
+						VC_PID_DENY, 1), 0);
+	simdev_error_at_write(h->csd, 1, false, -EIO);	/* C's cache copy */
+	/* C: acknowledged, not durable; A must survive until C is */
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);
+	cut_reload_verify(h);
+	h_quiesce(h);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+static void test_fallback_home_write_durable_before_record(void **st)
+{
+	(void)st;
+	plain_write_over_durable_dirty_copy_fails(false);
+}
+
+static void test_write_both_home_durable_before_record(void **st)
+{
+	(void)st;
+	plain_write_over_durable_dirty_copy_fails(true);
+}
+
+/*
  * Engine bug (issue 6, review): when the write clearing a dropped block's
  * DIRTY record fails, the block became a "zombie" out of the hash, and
  * writes to its backing block were acknowledged while the stale DIRTY
@@ -944,6 +986,8 @@ int main(void)
 		cmocka_unit_test(test_md_retry_beside_inflight_write),
 		cmocka_unit_test(test_fallback_ack_waits_for_record),
 		cmocka_unit_test(test_write_both_ack_waits_for_record),
+		cmocka_unit_test(test_fallback_home_write_durable_before_record),
+		cmocka_unit_test(test_write_both_home_durable_before_record),
 		cmocka_unit_test(test_failed_record_clear_never_acks_over_stale),
 		cmocka_unit_test(test_set_mode_keeps_degradation_while_records_fail),
 		cmocka_unit_test(test_clean_shutdown_flushes_backing),

@@ -19,7 +19,10 @@
 #   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
 #   crash-check       cut at every metadata write of every scenario, and
 #                     (strided) at every write / completion, with errors
-#   crash-long        every write and completion, every error mode
+#                     (cache writes, FLUSHes, allocations, lossy), a damaged
+#                     superblock copy, lazy records at shutdown
+#   crash-long        every write and completion, every error mode,
+#                     damaged superblocks
 #   fuzz-smoke        libFuzzer on the loader for FUZZ_SECONDS (30)
 #   stress-check      stress under TSan and under ASan+UBSan (STRESS_OPS=)
 #   proofs-all        build every binary, run nothing
@@ -120,6 +123,11 @@ $(U)/test_regress: $(call objs_of,plain,$(PT)/cache/tests/model/test_regress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
 	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
 
+# the checkers refuse what a broken engine would return
+$(U)/test_oracles: $(call objs_of,plain,$(PT)/cache/tests/model/test_oracles.c \
+		$(HARNESS_SRC) $(SIMDEV_SRC)) $(plain_ENGINE_OBJS)
+	$(V_plain_CC) -o $@ $^ -lcmocka $(PROOFS_LIBS)
+
 # the regressions under ASan+UBSan too (memory errors of the engine)
 $(PB)/asan/test_regress: $(call objs_of,asan,$(PT)/cache/tests/model/test_regress.c \
 		$(HARNESS_SRC) $(SIMDEV_SRC)) $(asan_ENGINE_OBJS)
@@ -165,7 +173,7 @@ $(PB)/asan/fuzz-load-standalone: $(call FUZZ_COMMON,asan) \
 	$(V_asan_CC) $(V_asan_LDFLAGS) -o $@ $^ $(PROOFS_LIBS)
 
 PROOFS_BINS := $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev $(U)/model \
-	$(U)/test_regress \
+	$(U)/test_regress $(U)/test_oracles \
 	$(U)/crash $(U)/gen-corpus $(PB)/asan/model $(PB)/asan/crash $(PB)/tsan/stress \
 	$(PB)/asan/stress
 
@@ -191,7 +199,9 @@ proofs-unit: $(U)/test_seq $(U)/test_pidlist $(U)/test_simdev \
 	$(call prun,unit-pidlist-tsan,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/test_pidlist)
 	$(call prun,unit-simdev,$(U)/test_simdev)
 
-model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regress
+model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regress \
+		$(U)/test_oracles
+	$(call prun,oracle-self-tests,$(U)/test_oracles)
 	$(call prun,engine-regressions,$(U)/test_regress)
 	$(call prun,engine-regressions-asan,$(PB)/asan/test_regress)
 	$(call prun,model-inline,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS))
@@ -225,6 +235,11 @@ crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-every-completion,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --cut-mode torn --seed 5)
 	$(call prun,crash-s3fifo,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 12 --policy s3fifo)
 	$(call prun,crash-tinylfu,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 13 --policy tinylfu)
+	$(call prun,crash-flush-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors flush --cut-mode torn --queued --seed 14)
+	$(call prun,crash-lossy,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --errors lossy --cut-mode random --queued --seed 19)
+	$(call prun,crash-damaged-sb,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 15 --damage-sb)
+	$(call prun,crash-lazy-shutdown,$(U)/crash --scenario lazy-shutdown --stride 1 --cut-at completion --cut-mode random --seed 16)
+	$(call prun,crash-lazy-shutdown-torn,$(U)/crash --scenario lazy-shutdown --stride 1 --cut-at completion --cut-mode torn --queued --seed 17)
 
 # Every cut point of every kind, with and without errors (~10-20 min).
 crash-long: $(U)/crash
@@ -233,6 +248,11 @@ crash-long: $(U)/crash
 	$(U)/crash --stride 1 --cut-at write --errors single --cut-mode torn --queued --seed 23
 	$(U)/crash --stride 1 --cut-at completion --errors repeated --cut-mode random --queued --seed 24
 	$(U)/crash --stride 1 --cut-at write --errors enomem --cut-mode torn --queued --seed 25
+	$(U)/crash --stride 1 --cut-at write --errors flush --cut-mode torn --queued --seed 26
+	$(U)/crash --stride 1 --cut-at completion --errors flush --cut-mode random --queued --seed 27
+	$(U)/crash --stride 1 --cut-at write --errors lossy --cut-mode torn --queued --seed 30
+	$(U)/crash --stride 1 --cut-mode torn --queued --seed 28 --damage-sb
+	$(U)/crash --stride 1 --cut-at write --errors single --cut-mode torn --queued --seed 29 --damage-sb
 
 FUZZ_CORPUS := $(PB)/fuzz-corpus
 FUZZ_WORK := $(PB)/fuzz-work

@@ -89,6 +89,8 @@ struct simdev {
 	u64 werr_at, werr_base, werr_writes;
 	bool werr_meta;
 	int werr_err;
+	u64 ferr_at, ferr_base, ferr_flushes;	/* K-th FLUSH fails */
+	int ferr_err;
 	u32 rand_mask, rand_ppm;
 	int rand_err;
 	struct simdev_stats st;
@@ -420,6 +422,13 @@ static int submit_checks(struct simdev *d, struct vc_dev_io *io)
 				d->werr_at = 0;
 				return d->werr_err;
 			}
+		}
+	}
+	if (io->op == VC_DEV_FLUSH && d->ferr_at) {
+		d->ferr_flushes++;
+		if (d->ferr_flushes - d->ferr_base == d->ferr_at) {
+			d->ferr_at = 0;
+			return d->ferr_err;
 		}
 	}
 	for (i = 0; i < MAX_RULES; i++) {
@@ -1042,6 +1051,15 @@ void simdev_error_at_write(struct simdev *d, u64 k, bool meta_only, int err)
 	pthread_mutex_unlock(&d->p->lock);
 }
 
+void simdev_error_at_flush(struct simdev *d, u64 k, int err)
+{
+	pthread_mutex_lock(&d->p->lock);
+	d->ferr_at = k;
+	d->ferr_base = d->ferr_flushes;
+	d->ferr_err = err;
+	pthread_mutex_unlock(&d->p->lock);
+}
+
 void simdev_error_random(struct simdev *d, u32 op_mask, u32 ppm, int err)
 {
 	pthread_mutex_lock(&d->p->lock);
@@ -1056,6 +1074,7 @@ void simdev_error_clear(struct simdev *d)
 	pthread_mutex_lock(&d->p->lock);
 	memset(d->rules, 0, sizeof(d->rules));
 	d->werr_at = 0;
+	d->ferr_at = 0;
 	d->rand_ppm = 0;
 	pthread_mutex_unlock(&d->p->lock);
 }

@@ -154,6 +154,11 @@ void simdev_error_remove(struct simdev *d, int rule);
  * writes counted when @meta_only) with @err.  @k = 0 disarms.
  */
 void simdev_error_at_write(struct simdev *d, u64 k, bool meta_only, int err);
+/*
+ * Fail the @k-th FLUSH (the op, not a write's PREFLUSH) submitted to this
+ * device from now on with @err.  @k = 0 disarms.
+ */
+void simdev_error_at_flush(struct simdev *d, u64 k, int err);
 /* Fail each I/O of @op_mask with probability @ppm / 1e6. */
 void simdev_error_random(struct simdev *d, u32 op_mask, u32 ppm, int err);
 void simdev_error_clear(struct simdev *d);

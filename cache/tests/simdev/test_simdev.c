@@ -283,6 +283,13 @@ static void test_error_injection(void **st)
 			 -EIO);
 	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_META, 0, 512, 0, NULL),
 			 0);
+	/* the 2nd FLUSH fails, only that one; writes do not count */
+	simdev_error_at_flush(d, 2, -EIO);
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_WRITE, VC_DEV_PREFLUSH, 0, 512, 0,
+			       NULL), 0);
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), -EIO);
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
 	/* a failed write leaves the old data */
 	simdev_error_at_write(d, 1, false, -EIO);
 	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 50, 512, 0x33, NULL), -EIO);
