@@ -449,6 +449,7 @@ struct dev_scan {
 	bool force;
 	bool keep;	/* dirty blocks stay (not waited for) */
 	u64 lost;
+	u64 unmarked;	/* lost markers that left with the device */
 };
 
 /*
@@ -486,10 +487,12 @@ static bool drop_dev_blocks(void *arg)
 				if (!(w & B_FLASHDIRTY)) {
 					vc_hash_remove(c, s, blk);
 					vc_block_set_word(c, s, blk, 0);
+					ds->unmarked++;
 					continue;
 				}
 				vc_block_set_word(c, s, blk,
 						  w | B_UNLOSE | B_BUSY);
+				ds->unmarked++;	/* once more if it fails */
 				left = true;
 				vc_spin_unlock(&s->lock);
 				vc_md_mark(c, blk, NULL, NULL);
@@ -589,6 +592,9 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		vc_log_warn("%s: detach: %llu dirty blocks dropped",
 			    c->cdev->name, (unsigned long long)ds.lost);
 	}
+	if (ds.unmarked)
+		vc_log_warn("%s: detach: %llu blocks of device %u whose newest data was lost are no longer marked: read from the device itself they hold older data",
+			    c->cdev->name, (unsigned long long)ds.unmarked, id);
 	c->bdev[id].dev = NULL;
 	if (ds.keep) {
 		/* its id, identity and dirty blocks wait for it */
