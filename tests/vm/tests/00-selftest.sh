@@ -61,7 +61,7 @@ vm_status "power cut ends the run with status 0" 0 $?
 "$RUN" --fw fake --cards 2 --no-load --reuse "$D" -q -- true
 vm_status "boot again with --reuse after a power cut" 0 $?
 # a check that failed before the cut fails the run (no exit status there)
-"$RUN" --fw fake --cards 0 --no-load --reuse "$D" -q --expect-powercut \
+"$RUN" --fw fake --cards 2 --no-load --reuse "$D" -q --expect-powercut \
 	--expect-fail -- bash -c '. "$VC_TOP/tests/vm/guest/lib.sh"
 	check "a failing check before the cut" false
 	vm-powercut' >/dev/null 2>&1
