@@ -90,10 +90,59 @@ fi
 VC_CARD_DISKS=$(ls -d /sys/block/vflash* 2>/dev/null | sed 's,.*/,/dev/,' | tr '\n' ' ')
 export VC_CARD_DISKS
 
+# $VC_FAULTS (make check-debug FAULTS=1; the debug kernel's fault
+# injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
+# for NAME failslab or fail_make_request.  failslab fails slab allocations
+# (sleeping ones too) made in CMD's processes only (task-filter, CMD runs
+# with make-it-fail); fail_make_request fails bios submitted to the cards
+# and the HDD (their make-it-fail), i.e. the cache's own I/O below it.
+# verbose=1: one line per injected failure, no stack.  Off again before
+# rmmod.
+faults_set() {
+	local spec name vals prob interval times d b
+	for spec in $VC_FAULTS; do
+		name=${spec%%=*}
+		vals=${spec#*=}
+		IFS=, read -r prob interval times <<<"$vals"
+		d=/sys/kernel/debug/$name
+		[ -d "$d" ] || { say "fault injection: no $d (not the debug kernel?)"; continue; }
+		echo "${interval:-1}" > "$d/interval"
+		echo "${times:--1}" > "$d/times"
+		echo 0 > "$d/space"
+		echo 1 > "$d/verbose"
+		case $name in
+		failslab)
+			echo N > "$d/ignore-gfp-wait"
+			echo Y > "$d/task-filter" ;;
+		fail_make_request)
+			for b in /sys/block/vflash* /sys/block/vd*; do
+				[ -e "$b/make-it-fail" ] && echo 1 > "$b/make-it-fail"
+			done ;;
+		esac
+		echo "${prob:-1}" > "$d/probability"
+		say "fault injection: $name probability $prob% interval ${interval:-1} times ${times:--1}"
+	done
+}
+faults_off() {
+	local spec d
+	for spec in $VC_FAULTS; do
+		d=/sys/kernel/debug/${spec%%=*}
+		[ -d "$d" ] && echo 0 > "$d/probability"
+		[ -d "$d" ] && cat "$d/times" > "$RUN/${spec%%=*}.times-left"
+	done
+}
+
 mapfile -d '' -t cmd < "$RUN/cmd"
 cd "$VC_CWD" 2>/dev/null || cd /
-"${cmd[@]}"
-rc=$?
+if [ -n "${VC_FAULTS:-}" ]; then
+	faults_set
+	( echo 1 > /proc/self/make-it-fail; exec "${cmd[@]}" )
+	rc=$?
+	faults_off
+else
+	"${cmd[@]}"
+	rc=$?
+fi
 
 cd /
 if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules; then
