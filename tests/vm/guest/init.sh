@@ -136,7 +136,7 @@ mapfile -d '' -t cmd < "$RUN/cmd"
 cd "$VC_CWD" 2>/dev/null || cd /
 if [ -n "${VC_FAULTS:-}" ]; then
 	faults_set
-	( echo 1 > /proc/self/make-it-fail; exec "${cmd[@]}" )
+	( echo 1 > /proc/self/make-it-fail 2>/dev/null; exec "${cmd[@]}" )
 	rc=$?
 	faults_off
 else
