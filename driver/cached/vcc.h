@@ -31,6 +31,17 @@ extern struct mutex vcc_lock;
 
 struct vcc_cache;
 
+/*
+ * /sys/block/vcacheN/vcache: its own allocation, freed by the kobject's
+ * release, which may come after the vcc_dev is gone (a reference held
+ * elsewhere; DEBUG_KOBJECT_RELEASE delays it on purpose).  @d is only used
+ * by sysfs show/store, which kobject_del() drains before the vcc_dev goes.
+ */
+struct vcc_kobj {
+	struct kobject kobj;
+	struct vcc_dev *d;
+};
+
 /* A cached device: one backing device served through a cache. */
 struct vcc_dev {
 	struct vcc_cache *cache;
@@ -48,8 +59,7 @@ struct vcc_dev {
 	int index;			/* N */
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
-	struct kobject kobj;		/* /sys/block/vcacheN/vcache */
-	bool kobj_added;
+	struct vcc_kobj *kobj;		/* /sys/block/vcacheN/vcache, or NULL */
 };
 
 /* The settings kept with a card cache's region (vcc_conf.c). */

@@ -298,7 +298,7 @@ static ssize_t vcc_attr_show(struct kobject *k, struct attribute *a, char *buf)
 {
 	struct vcc_attr *va = container_of(a, struct vcc_attr, attr);
 
-	return va->show(container_of(k, struct vcc_dev, kobj), buf, va->arg);
+	return va->show(container_of(k, struct vcc_kobj, kobj)->d, buf, va->arg);
 }
 
 static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
@@ -312,7 +312,8 @@ static ssize_t vcc_attr_store(struct kobject *k, struct attribute *a,
 	/* kobject_del() under vcc_lock waits for us: never block on it */
 	if (!mutex_trylock(&vcc_lock))
 		return restart_syscall();
-	ret = va->store(container_of(k, struct vcc_dev, kobj), buf, n, va->arg);
+	ret = va->store(container_of(k, struct vcc_kobj, kobj)->d, buf, n,
+			va->arg);
 	mutex_unlock(&vcc_lock);
 	return ret;
 }
@@ -493,7 +494,7 @@ static const struct attribute_group *vcc_groups[] = {
 
 static void vcc_kobj_release(struct kobject *k)
 {
-	/* the kobject lives in its vcc_dev, freed by the cache's teardown */
+	kfree(container_of(k, struct vcc_kobj, kobj));
 }
 
 static const struct kobj_type vcc_ktype = {
@@ -550,17 +551,21 @@ static void vcc_sysfs_build(void)
 
 int vcc_sysfs_add(struct vcc_dev *d)
 {
+	struct vcc_kobj *vk;
 	int err;
 
-	memset(&d->kobj, 0, sizeof(d->kobj));
-	err = kobject_init_and_add(&d->kobj, &vcc_ktype,
+	vk = kzalloc(sizeof(*vk), GFP_KERNEL);
+	if (!vk)
+		return -ENOMEM;
+	vk->d = d;
+	err = kobject_init_and_add(&vk->kobj, &vcc_ktype,
 				   &disk_to_dev(d->disk)->kobj, "vcache");
 	if (err) {
-		kobject_put(&d->kobj);
+		kobject_put(&vk->kobj);	/* frees vk */
 		return err;
 	}
-	d->kobj_added = true;
-	kobject_uevent(&d->kobj, KOBJ_ADD);
+	d->kobj = vk;
+	kobject_uevent(&vk->kobj, KOBJ_ADD);
 	/* udev names /dev/vcache/<name> from vcache/name: tell it now */
 	kobject_uevent(&disk_to_dev(d->disk)->kobj, KOBJ_CHANGE);
 	return 0;
@@ -568,9 +573,9 @@ int vcc_sysfs_add(struct vcc_dev *d)
 
 void vcc_sysfs_del(struct vcc_dev *d)
 {
-	if (!d->kobj_added)
+	if (!d->kobj)
 		return;
-	kobject_del(&d->kobj);	/* waits for readers and writers */
-	kobject_put(&d->kobj);
-	d->kobj_added = false;
+	kobject_del(&d->kobj->kobj);	/* waits for readers and writers */
+	kobject_put(&d->kobj->kobj);	/* frees it, maybe later */
+	d->kobj = NULL;
 }
