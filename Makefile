@@ -12,6 +12,10 @@
 #   make check-kernels build the module on every supported kernel
 #                      (scripts/kernels.sh) and run the driver's VM suite and
 #                      the smoke test on each; one table
+#   make check-debug   the driver and cached-device VM suites on a debug
+#                      kernel (KASAN, lockdep, kmemleak, KFENCE, ...; built
+#                      once, cached under /opt/vcache/debug-kernel);
+#                      FAULTS=1 with failslab/fail_make_request; SUITES=
 #   make bench         vcache vs bcache, dm-cache, dm-writecache on the
 #                      throttled HDD and the seek model (bench/README.md;
 #                      BENCH_OPTS=--quick for short windows)
@@ -64,7 +68,7 @@ SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 	-e 's,@VERSION@,$(VERSION),g'
 
 .PHONY: all deps deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
-	check-fast check-kernels demo bench \
+	check-fast check-kernels check-debug demo bench \
 	bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
 	rpm deb check-packages
@@ -118,6 +122,14 @@ check-fast:
 # The module on every supported kernel: build, style, VM suite, smoke test.
 check-kernels: deps-kernels all
 	@scripts/check-kernels.sh
+
+# The driver and cached-device VM suites on a debug kernel (KASAN, lockdep,
+# kmemleak, KFENCE, ...; built once under /opt/vcache/debug-kernel, see
+# scripts/debug-kernel.sh).  Not part of `make check`.  FAULTS=1: again
+# with failslab and fail_make_request; SUITES= picks suites.
+check-debug: all
+	@scripts/deps.sh --debug-kernel
+	@scripts/check-debug.sh $(if $(FAULTS),--faults) $(SUITES)
 
 demo: deps all
 	@scripts/demo.sh

@@ -53,12 +53,13 @@ static void layout(struct vc_seq *s, unsigned int nr)
 	s->nr_streams = nr;
 }
 
+/* Every shard, under ctl_lock (held): lockdep is told they nest in it. */
 static void lock_all(struct vc_seq *s)
 {
 	unsigned int i;
 
 	for (i = 0; i < VC_SEQ_SHARDS; i++)
-		vc_spin_lock(&s->shard[i].lock);
+		vc_spin_lock_nest(&s->shard[i].lock, &s->ctl_lock);
 }
 
 static void unlock_all(struct vc_seq *s)
@@ -66,7 +67,7 @@ static void unlock_all(struct vc_seq *s)
 	unsigned int i = VC_SEQ_SHARDS;
 
 	while (i--)
-		vc_spin_unlock(&s->shard[i].lock);
+		vc_spin_unlock_nest(&s->shard[i].lock);
 }
 
 int vc_seq_init(struct vc_seq *s, unsigned int nr_streams, u64 threshold_kib,

@@ -198,6 +198,8 @@ bool vcd_fw_alive(struct vcd_dev *dev)
 
 /* ------------------------------------------------------------ queues */
 
+static struct lock_class_key vcd_aq_sq_key, vcd_aq_cq_key;
+
 int vcd_queue_alloc(struct vcd_dev *dev, struct vcd_queue *q, u16 qid,
 		    u16 qsize)
 {
@@ -210,6 +212,16 @@ int vcd_queue_alloc(struct vcd_dev *dev, struct vcd_queue *q, u16 qid,
 	q->db = vcd_db(dev, qid);
 	spin_lock_init(&q->sq_lock);
 	spin_lock_init(&q->cq_lock);
+	/*
+	 * The admin queue's locks are only taken inside admin_lock, which its
+	 * interrupt handler takes; an I/O queue's sq_lock is taken with
+	 * interrupts on (queue_rq).  Different lock classes, or lockdep sees
+	 * an irq lock inversion between unrelated queues.
+	 */
+	if (qid == VC_ADMIN_QID) {
+		lockdep_set_class(&q->sq_lock, &vcd_aq_sq_key);
+		lockdep_set_class(&q->cq_lock, &vcd_aq_cq_key);
+	}
 	q->sqes = dma_alloc_coherent(dmadev, qsize * sizeof(struct vc_sqe),
 				     &q->sq_dma, GFP_KERNEL);
 	if (!q->sqes)
@@ -243,13 +255,16 @@ void vcd_queue_free(struct vcd_dev *dev, struct vcd_queue *q)
 /*
  * Empty a queue before the card (re)learns it.  Not LIVE, so nothing
  * submits; a timeout handler may still poll the CQ, hence the locks.
+ * sq_lock outside cq_lock: cq_lock is taken in hard IRQ (vcd_io_irq) and
+ * sq_lock with interrupts on (queue_rq), so sq_lock may never be taken
+ * inside cq_lock (lockdep: irq lock inversion).
  */
 void vcd_queue_reinit(struct vcd_queue *q)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&q->cq_lock, flags);
-	spin_lock(&q->sq_lock);
+	spin_lock_irqsave(&q->sq_lock, flags);
+	spin_lock(&q->cq_lock);
 	memset(q->cqes, 0, q->qsize * sizeof(struct vc_cqe));
 	q->sq_tail = 0;
 	q->last_sq_tail = 0;
@@ -257,8 +272,8 @@ void vcd_queue_reinit(struct vcd_queue *q)
 	q->cq_phase = 1;
 	writel(0, &q->db->sq_tail);
 	writel(0, &q->db->cq_head);
-	spin_unlock(&q->sq_lock);
-	spin_unlock_irqrestore(&q->cq_lock, flags);
+	spin_unlock(&q->cq_lock);
+	spin_unlock_irqrestore(&q->sq_lock, flags);
 }
 
 /* Consume new CQEs of I/O queue @q.  cq_lock held. */

@@ -6,7 +6,9 @@
 # (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).  With
 # --packages (`make check`, `make rpm`, `make deb`, `make check-packages`)
 # it also installs what builds and lints the packages: rpm (rpmbuild),
-# rpmlint, debhelper, dh-dkms with dkms, lintian.
+# rpmlint, debhelper, dh-dkms with dkms, lintian.  With --debug-kernel
+# (`make check-debug`) what builds a kernel from linux-source-6.1 (flex,
+# bison, bc, libelf-dev, libssl-dev; scripts/debug-kernel.sh).
 set -euo pipefail
 
 kernels=0
@@ -14,7 +16,8 @@ for a in "$@"; do
 	case $a in
 	--kernels) kernels=1 ;;
 	--packages) pkgs_packages=1 ;;
-	*) echo "usage: scripts/deps.sh [--kernels] [--packages]" >&2; exit 2 ;;
+	--debug-kernel) pkgs_debug_kernel=1 ;;
+	*) echo "usage: scripts/deps.sh [--kernels] [--packages] [--debug-kernel]" >&2; exit 2 ;;
 	esac
 done
 
@@ -35,6 +38,9 @@ pkgs=(
 )
 if [ -n "${pkgs_packages:-}" ]; then
 	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio)
+fi
+if [ -n "${pkgs_debug_kernel:-}" ]; then
+	pkgs+=(flex bison bc libelf-dev libssl-dev xz-utils)
 fi
 
 missing=()

@@ -89,6 +89,11 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  *   void vc_spin_lock_destroy(vc_spinlock_t *l);
  *   void vc_spin_lock(vc_spinlock_t *l);
  *   void vc_spin_unlock(vc_spinlock_t *l);
+ *   void vc_spin_lock_nest(vc_spinlock_t *l, vc_spinlock_t *outer);
+ *   void vc_spin_unlock_nest(vc_spinlock_t *l);
+ *       Several locks of one kind taken together, always under @outer
+ *       (held): lockdep is told so (spin_lock_nest_lock); interrupts are
+ *       already off under @outer.
  *
  *   void vc_mutex_init(vc_mutex_t *m);
  *   void vc_mutex_destroy(vc_mutex_t *m);

@@ -72,6 +72,17 @@ static inline void vc_spin_unlock(vc_spinlock_t *l)
 	spin_unlock_irqrestore(&l->l, l->flags);
 }
 
+/* Under @outer (held, interrupts off): one of many locks of a kind. */
+static inline void vc_spin_lock_nest(vc_spinlock_t *l, vc_spinlock_t *outer)
+{
+	spin_lock_nest_lock(&l->l, &outer->l);
+}
+
+static inline void vc_spin_unlock_nest(vc_spinlock_t *l)
+{
+	spin_unlock(&l->l);
+}
+
 #define vc_mutex_init(x)	mutex_init(&(x)->m)
 static inline void vc_mutex_destroy(vc_mutex_t *m) { mutex_destroy(&m->m); }
 static inline void vc_mutex_lock(vc_mutex_t *m) { mutex_lock(&m->m); }

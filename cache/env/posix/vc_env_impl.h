@@ -54,6 +54,12 @@ static inline void vc_spin_lock_init(vc_spinlock_t *l) { pthread_mutex_init(&l->
 static inline void vc_spin_lock_destroy(vc_spinlock_t *l) { pthread_mutex_destroy(&l->m); }
 static inline void vc_spin_lock(vc_spinlock_t *l) { pthread_mutex_lock(&l->m); }
 static inline void vc_spin_unlock(vc_spinlock_t *l) { pthread_mutex_unlock(&l->m); }
+static inline void vc_spin_lock_nest(vc_spinlock_t *l, vc_spinlock_t *outer)
+{
+	(void)outer;
+	pthread_mutex_lock(&l->m);
+}
+static inline void vc_spin_unlock_nest(vc_spinlock_t *l) { pthread_mutex_unlock(&l->m); }
 
 static inline void vc_mutex_init(vc_mutex_t *l) { pthread_mutex_init(&l->m, NULL); }
 static inline void vc_mutex_destroy(vc_mutex_t *l) { pthread_mutex_destroy(&l->m); }

@@ -56,6 +56,16 @@ if [ -x "$VCC_BIN" ] && [ -d /run/udev ]; then
 	udevadm control --reload 2>/dev/null
 fi
 
+# The debug kernel (scripts/debug-kernel.sh) has kmemleak: forget what
+# boot left unreferenced, so that the scan at the end reports only what this
+# run leaked (the module, or the kernel paths it drove).
+KMEMLEAK=/sys/kernel/debug/kmemleak
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w "$KMEMLEAK" ]; then
+	echo scan > "$KMEMLEAK" 2>/dev/null
+	echo clear > "$KMEMLEAK" 2>/dev/null
+fi
+
 loaded=0
 if [ "$VC_LOAD" = 1 ] && [ "$VC_CARDS" -gt 0 ]; then
 	# shellcheck disable=SC2086
@@ -80,10 +90,59 @@ fi
 VC_CARD_DISKS=$(ls -d /sys/block/vflash* 2>/dev/null | sed 's,.*/,/dev/,' | tr '\n' ' ')
 export VC_CARD_DISKS
 
+# $VC_FAULTS (make check-debug FAULTS=1; the debug kernel's fault
+# injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
+# for NAME failslab or fail_make_request.  failslab fails slab allocations
+# (sleeping ones too) made in CMD's processes only (task-filter, CMD runs
+# with make-it-fail); fail_make_request fails bios submitted to the cards
+# and the HDD (their make-it-fail), i.e. the cache's own I/O below it.
+# verbose=1: one line per injected failure, no stack.  Off again before
+# rmmod.
+faults_set() {
+	local spec name vals prob interval times d b
+	for spec in $VC_FAULTS; do
+		name=${spec%%=*}
+		vals=${spec#*=}
+		IFS=, read -r prob interval times <<<"$vals"
+		d=/sys/kernel/debug/$name
+		[ -d "$d" ] || { say "fault injection: no $d (not the debug kernel?)"; continue; }
+		echo "${interval:-1}" > "$d/interval"
+		echo "${times:--1}" > "$d/times"
+		echo 0 > "$d/space"
+		echo 1 > "$d/verbose"
+		case $name in
+		failslab)
+			echo N > "$d/ignore-gfp-wait"
+			echo Y > "$d/task-filter" ;;
+		fail_make_request)
+			for b in /sys/block/vflash* /sys/block/vd*; do
+				[ -e "$b/make-it-fail" ] && echo 1 > "$b/make-it-fail"
+			done ;;
+		esac
+		echo "${prob:-1}" > "$d/probability"
+		say "fault injection: $name probability $prob% interval ${interval:-1} times ${times:--1}"
+	done
+}
+faults_off() {
+	local spec d
+	for spec in $VC_FAULTS; do
+		d=/sys/kernel/debug/${spec%%=*}
+		[ -d "$d" ] && echo 0 > "$d/probability"
+		[ -d "$d" ] && cat "$d/times" > "$RUN/${spec%%=*}.times-left"
+	done
+}
+
 mapfile -d '' -t cmd < "$RUN/cmd"
 cd "$VC_CWD" 2>/dev/null || cd /
-"${cmd[@]}"
-rc=$?
+if [ -n "${VC_FAULTS:-}" ]; then
+	faults_set
+	( echo 1 > /proc/self/make-it-fail 2>/dev/null; exec "${cmd[@]}" )
+	rc=$?
+	faults_off
+else
+	"${cmd[@]}"
+	rc=$?
+fi
 
 cd /
 if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules; then
@@ -94,12 +153,34 @@ if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules
 		grep -q '^vcache .* 0 ' /proc/modules && break
 		sleep 0.2
 	done
+	# CONFIG_DEBUG_KOBJECT_RELEASE (the debug kernel) delays every
+	# kobject's release by 1-4 s, and 6.1's disk_release() reads the
+	# gendisk's fops (module memory): any block driver module unloaded
+	# right after its last put_disk() faults there.  Remove the cards
+	# first and let the delayed releases run, then unload.
+	if [ "${VC_KOBJ_DELAY:-0}" = 1 ]; then
+		for p in /sys/bus/pci/drivers/vcache/0000:*; do
+			[ -e "$p" ] && echo "${p##*/}" > /sys/bus/pci/drivers/vcache/unbind
+		done
+		sleep 5
+	fi
 	if ! rmmod vcache; then
 		say "rmmod vcache failed"
 		touch "$RUN/unload-failed"
 	fi
 fi
 [ -e /dev/mapper/vchdd ] && dmsetup remove --noudevsync vchdd
+if [ -w "$KMEMLEAK" ]; then
+	# Objects younger than 5 s are not reported yet; two scans (the
+	# kmemleak documentation's advice against transient false positives).
+	sleep 5
+	echo scan > "$KMEMLEAK" 2>/dev/null
+	echo scan > "$KMEMLEAK" 2>/dev/null
+	cat "$KMEMLEAK" > "$RUN/kmemleak.txt" 2>/dev/null
+	if [ -s "$RUN/kmemleak.txt" ]; then
+		say "kmemleak: $(grep -c '^unreferenced object' "$RUN/kmemleak.txt") unreferenced objects (kmemleak.txt)"
+	fi
+fi
 dmesg > "$RUN/dmesg.txt"
 cat /proc/sys/kernel/tainted > "$RUN/tainted"
 echo "$rc" > "$RUN/rc"

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-debug`: the driver's and the cached device's VM suites on the
+# debug kernel (scripts/debug-kernel.sh: KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
+# DEBUG_KOBJECT_RELEASE, KFENCE, kmemleak, debugobjects, fault injection).
+#
+#   scripts/check-debug.sh [--faults] [SUITE...]
+#
+# SUITE: "driver" (driver/tests/run: driver, remove, harden) or a VM test
+# of tests/vm/tests (50-config, 51-cached-io, ...).  Default: driver and
+# every cached-device test (tests/vm/tests/5[0-9]-*.sh).
+#
+# Builds the debug kernel if it is not built (once; cached under
+# /opt/vcache/debug-kernel), builds vcache.ko against it (a private copy
+# of the sources in build/debug/src, the module in build/debug/vcache.ko),
+# and runs each suite with VC_KERNEL/VC_MODULE pointing at them.  Every VM
+# run's kernel log is scanned by tests/vm/run: a KASAN or KFENCE report, a
+# lockdep splat, "sleeping function called from invalid context", a
+# debugobjects or list-corruption report, and any object kmemleak reports
+# at the end of the run (guest/init.sh clears what boot left, scans twice
+# after rmmod) fail that run.  The debug kernel is several times slower
+# under TCG: every --timeout and the hung-task timeout are scaled by
+# VC_TIMEOUT_SCALE (default 4) and guests get at least VC_MIN_MEMORY (2G).
+#
+# --faults (make check-debug FAULTS=1): the same suites with fault
+# injection around each test's command (VC_FAULTS, guest/init.sh):
+# failslab on the command's own processes (netlink admin, the submit path
+# in process context) and fail_make_request on the cards and the HDD (the
+# cache's own I/O below it).  Default
+#   VC_FAULTS="failslab=1,1,-1 fail_make_request=1,10,-1"
+# (percent, interval, times).  Tests' own checks are expected to fail then
+# (ENOMEM, EIO); what must hold is a clean kernel log (no oops, no KASAN,
+# no lockdep, no leak) and no hang: the summary counts runs with a kernel
+# log problem (status 123) or a timeout (124) as failures.
+#
+# Logs: build/debug/NAME.log (NAME-faults.log).  Ends with "N passed, N
+# failed" and exits non-zero on any failure.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+faults=0
+if [ "${1:-}" = --faults ]; then faults=1; shift; fi
+if [ $# -eq 0 ]; then
+	set -- driver
+	for t in tests/vm/tests/5[0-9]-*.sh; do
+		t=${t##*/}
+		set -- "$@" "${t%.sh}"
+	done
+fi
+
+scripts/debug-kernel.sh build || exit 1
+KDIR=$(scripts/debug-kernel.sh kdir)
+IMAGE=$(scripts/debug-kernel.sh image) || exit 1
+REL=$(scripts/debug-kernel.sh release)
+
+out=build/debug
+mkdir -p "$out"
+rm -rf "$out/src"
+mkdir -p "$out/src"
+cp -a Kbuild include driver cache "$out/src/"
+echo "=== vcache.ko for $REL (KDIR=$KDIR)"
+if ! make -C "$KDIR" M="$TOP/$out/src" modules >"$out/build.log" 2>&1 ||
+	[ ! -f "$out/src/vcache.ko" ]; then
+	tail -n 40 "$out/build.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+cp "$out/src/vcache.ko" "$out/vcache.ko"
+
+export VC_KERNEL=$IMAGE VC_MODULE=$TOP/$out/vcache.ko
+export VC_TIMEOUT_SCALE=${VC_TIMEOUT_SCALE:-4}
+export VC_MIN_MEMORY=${VC_MIN_MEMORY:-2G}
+suffix=
+if [ $faults = 1 ]; then
+	export VC_FAULTS=${VC_FAULTS:-"failslab=1,1,-1 fail_make_request=1,10,-1"}
+	suffix=-faults
+else
+	unset VC_FAULTS
+fi
+
+pass=0
+fail=0
+rows=()
+start=$(date +%s)
+for s in "$@"; do
+	log=$out/$s$suffix.log
+	case $s in
+	driver) cmd=(driver/tests/run) ;;
+	*) cmd=(tests/vm/check "$s") ;;
+	esac
+	echo "=== $s on $REL${VC_FAULTS:+ (faults: $VC_FAULTS)}"
+	t0=$(date +%s)
+	"${cmd[@]}" 2>&1 | tee "$log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
+	p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line")
+	f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+	[ -n "$line" ] || { p=0; f=1; }
+	# What the kernel log scanner found, by kind (tests/vm/run).
+	kinds=$(grep -oE '^vm:   [a-z.]+:[0-9]+: [^:]+:' "$log" |
+		sed -E 's/^vm:   [a-z.]+:[0-9]+: //; s/:$//' | sort | uniq -c |
+		awk '{n=$1; $1=""; printf "%s%s x%d", sep, substr($0, 2), n; sep=", "}')
+	logfails=$(grep -c 'guest kernel log is not clean' "$log")
+	timeouts=$(grep -c 'did not finish within --timeout' "$log")
+	if [ $faults = 1 ]; then
+		# Under injected faults the tests' own checks may fail; the
+		# kernel must stay clean and nothing may hang.
+		p=$((p + f))
+		f=$((logfails + timeouts))
+		p=$((p - f < 0 ? 0 : p - f))
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	rows+=("$(printf '%-20s %4d %4d %5d %5d %6ds  %s' "$s" "$p" "$f" "$logfails" "$timeouts" \
+		$(($(date +%s) - t0)) "${kinds:--}")")
+done
+
+echo
+echo "debug kernel $REL${VC_FAULTS:+, faults: $VC_FAULTS}"
+printf '%-20s %4s %4s %5s %5s %7s  %s\n' suite pass fail klog tmout time "kernel log findings"
+printf '%s\n' "${rows[@]}"
+echo "# check-debug: $(($(date +%s) - start)) s"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
