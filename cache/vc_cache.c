@@ -682,14 +682,21 @@ static bool dev_io_done(void *arg)
 {
 	struct dev_scan *ds = arg;
 	struct vc_cache *c = ds->c;
+	bool busy;
 	u32 si;
 
+	/* the batch's backing FLUSH and its ends still use the device */
+	vc_spin_lock(&c->clean_lock);
+	busy = c->batch_devs & (1u << ds->id);
+	vc_spin_unlock(&c->clean_lock);
+	if (busy)
+		return false;
 	for (si = 0; si < c->nr_sets; si++) {
 		struct vc_set *s = &c->sets[si];
-		bool busy = false;
 		u32 i;
 
 		vc_spin_lock(&s->lock);
+		busy = false;
 		for (i = 0; i < s->ways && !busy; i++) {
 			u64 w = c->words[s->first + i];
 

@@ -163,7 +163,9 @@ static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
 
 			if (!eligible(c, w, filter, epochs))
 				continue;
-			vc_block_set_word(c, s, blk, w | B_CLEANING);
+			/* REDIRTY from now on: written since it was taken */
+			vc_block_set_word(c, s, blk,
+					  (w | B_CLEANING) & ~B_REDIRTY);
 			c->cand[c->cand_nr].key = w & B_KEY_MASK;
 			c->cand[c->cand_nr].blk = blk;
 			c->cand[c->cand_nr].trigger = trigger;
@@ -210,7 +212,8 @@ static u32 grab(struct vc_cache *c, u64 key, u32 filter, u32 epochs)
 	blk = vc_lookup(c, s, key);
 	/* neighbours join whatever the trigger: they share the I/O */
 	if (blk != ~0u && eligible(c, c->words[blk], 0, 0))
-		vc_block_set_word(c, s, blk, c->words[blk] | B_CLEANING);
+		vc_block_set_word(c, s, blk,
+				  (c->words[blk] | B_CLEANING) & ~B_REDIRTY);
 	else
 		blk = ~0u;
 	vc_spin_unlock(&s->lock);
@@ -221,7 +224,7 @@ static u32 grab(struct vc_cache *c, u64 key, u32 filter, u32 epochs)
 static void build_runs(struct vc_cache *c, u8 trigger)
 {
 	u32 max = (u32)(vc_param(c, VC_P_WB_MAX_IO_KIB) << 10) >> c->block_shift;
-	u32 i, nrb = 0;
+	u32 i, nrb = 0, devs = 0;
 
 	if (!max)
 		max = 1;
@@ -272,6 +275,11 @@ static void build_runs(struct vc_cache *c, u8 trigger)
 		}
 	}
 	c->rb_nr = nrb;
+	for (i = 0; i < nrb; i++)
+		devs |= 1u << vc_key_dev(c->rb[i].key);
+	vc_spin_lock(&c->clean_lock);
+	c->batch_devs = devs;
+	vc_spin_unlock(&c->clean_lock);
 }
 
 static void run_write_end(struct vc_dev_io *io, int err);
@@ -404,6 +412,52 @@ static void issue_run(struct vc_cache *c, struct vc_run *run)
 	run_read_end_put(run);
 }
 
+/*
+ * The run's backing write is over: its blocks are no longer being
+ * cleaned.  They stay dirty until the batch's backing FLUSH decides
+ * (finish_batch); a host write meanwhile sets REDIRTY and keeps them
+ * dirty.  Requests that must not overtake a write home of an older
+ * version (vc_clean_park()) go on now.
+ */
+static void run_release(struct vc_cache *c, struct vc_run *run)
+{
+	struct vc_req *parked;
+	u32 i;
+
+	for (i = 0; i < run->nr; i++) {
+		struct vc_cand *e = &c->rb[run->first + i];
+		struct vc_set *s = vc_set_of_blk(c, e->blk);
+
+		vc_spin_lock(&s->lock);
+		vc_block_set_word(c, s, e->blk, c->words[e->blk] & ~B_CLEANING);
+		vc_spin_unlock(&s->lock);
+	}
+	vc_spin_lock(&c->clean_lock);
+	parked = c->clean_parked;
+	c->clean_parked = NULL;
+	vc_spin_unlock(&c->clean_lock);
+	while (parked) {
+		struct vc_req *r = parked;
+
+		parked = r->defer_next;
+		vc_clean_unpark(r);
+	}
+	vc_redrive(c);
+}
+
+/*
+ * @r must wait until block @blk, being cleaned, has no write home in
+ * flight: queue it (set lock held, @blk CLEANING).  Any run's end resumes
+ * every parked request; one whose block is still being cleaned parks again.
+ */
+void vc_clean_park(struct vc_cache *c, struct vc_req *r)
+{
+	vc_spin_lock(&c->clean_lock);
+	r->defer_next = c->clean_parked;
+	c->clean_parked = r;
+	vc_spin_unlock(&c->clean_lock);
+}
+
 static void run_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_run *run = vc_container_of(io, struct vc_run, wio);
@@ -438,6 +492,7 @@ static void run_write_end(struct vc_dev_io *io, int err)
 	run->buf = NULL;
 	run->rio = NULL;
 	run->reserved = false;
+	run_release(c, run);
 
 	vc_spin_lock(&c->clean_lock);
 	c->runs_inflight--;
@@ -521,11 +576,30 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 		u32 dev = vc_key_dev(e->key);
 		struct vc_set *s = vc_set_of_blk(c, e->blk);
 		bool ok = !e->err && !e->lost && f && !f->err[dev];
-		bool md = false, flushme_failed = false;
+		bool md = false, flushme_failed = false, rewritten;
 		u64 w;
 
 		vc_spin_lock(&s->lock);
-		w = c->words[e->blk] & ~B_CLEANING;
+		w = c->words[e->blk];
+		if ((w & (B_VALID | B_TOMB | B_KEY_MASK)) !=
+		    (B_VALID | e->key) || !(w & B_DIRTY)) {
+			/*
+			 * Dropped since its write home (a discard, a failed
+			 * host write), maybe cached again: not ours to mark.
+			 */
+			vc_spin_unlock(&s->lock);
+			continue;
+		}
+		/*
+		 * Written (REDIRTY) or being written (BUSY) since the cleaner
+		 * took it: the cache holds newer data than what went home,
+		 * and whatever failed meanwhile concerns an older version.
+		 */
+		rewritten = w & (B_REDIRTY | B_BUSY);
+		if (rewritten) {
+			e->lost = 0;
+			ok = false;
+		}
 		if (e->lost && (w & B_READERS_MASK)) {
 			/*
 			 * Host reads of it are in flight: keep the block (still
@@ -535,19 +609,25 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			e->err = 1;
 		}
 		if (e->lost) {
-			vc_block_set_word(c, s, e->blk, w);
 			md = vc_lose_locked(c, s, e->blk);
 		} else if (ok) {
-			if (w & B_REDIRTY)
-				w &= ~B_REDIRTY;	/* newer data: again */
-			else
-				w &= ~(B_DIRTY | B_FLUSHME);
+			w &= ~(B_DIRTY | B_FLUSHME);
 			vc_block_set_word(c, s, e->blk, w);
-			md = !(w & B_DIRTY);
+			md = true;
+		} else if (rewritten) {
+			/*
+			 * Dirty again since the batch began: it is written
+			 * back once more, a flush period after that (not at
+			 * once because its first dirtying is old).  A flush
+			 * on demand counts it done: what was dirty when the
+			 * flush began is home.
+			 */
+			w = (w & ~(B_REDIRTY | B_EPOCH_MASK | B_FLUSHME)) |
+			    ((u64)c->batch_epoch << B_EPOCH_SHIFT);
+			vc_block_set_word(c, s, e->blk, w);
 		} else {
 			flushme_failed = w & B_FLUSHME;
-			vc_block_set_word(c, s, e->blk,
-					  w & ~(B_REDIRTY | B_FLUSHME));
+			vc_block_set_word(c, s, e->blk, w & ~B_FLUSHME);
 		}
 		vc_spin_unlock(&s->lock);
 		if (e->lost) {
@@ -560,7 +640,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			if (e->trigger == VC_CLEAN_AGE)
 				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
 		}
-		if (!ok && !(w & B_READERS_MASK))
+		if (!ok && !rewritten && !(w & B_READERS_MASK))
 			failed_devs |= 1u << dev;
 		if (e->lost || flushme_failed) {
 			vc_spin_lock(&c->clean_lock);
@@ -575,6 +655,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 		vc_free(f);
 	vc_spin_lock(&c->clean_lock);
 	c->batch_active = false;
+	c->batch_devs = 0;
 	c->rb_nr = 0;
 	c->runs_nr = 0;
 	vc_spin_unlock(&c->clean_lock);
@@ -719,6 +800,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 		vc_spin_lock(&c->clean_lock);
 		c->batch_active = true;
 		c->batch_trigger = (u32)trigger;
+		c->batch_epoch = vc_cur_epoch(c);
 		c->batch_dev_mask = 0;
 		c->runs_next = c->runs_done = c->runs_inflight = 0;
 		vc_spin_unlock(&c->clean_lock);

@@ -40,10 +40,16 @@
  *               for other data while set
  *   BUSY        exclusive operation (fill, write, invalidation) in flight;
  *               other requests for the block wait on the deferred list
- *   CLEANING    being written back: reads proceed, writes and discards
- *               wait (the cleaner's copy and host data never race home)
- *   REDIRTY     defensive: set if a write completes on a CLEANING block
- *               (cannot happen while writes wait); keeps it dirty
+ *   CLEANING    its write home (the cleaner's) is in flight: reads and
+ *               write-back writes proceed; what would drop the block or
+ *               send host data home (discards, write-through, a failed
+ *               write's fallback) waits, so that no older version lands
+ *               home after a newer one
+ *   REDIRTY     a host write left the block dirty (set by every such
+ *               write, cleared when the cleaner takes the block): the
+ *               cleaner marks a block clean only if it is not set once
+ *               the batch's backing FLUSH is done (bcache's approach: a
+ *               write racing write-back re-dirties, never waits)
  *   FLUSHME     part of the running flush-on-demand
  *   EPOCH       dirty-age epoch (3 bits) of the first dirtying write
  *   READERS     reads from the cache block in flight (3 bits)
@@ -358,6 +364,9 @@ struct vc_cache {
 	bool wm_active;		/* above high watermark, until below low */
 	bool batch_active;
 	u32 batch_trigger;
+	u32 batch_epoch;	/* dirty-age epoch when the batch began */
+	u32 batch_devs;		/* backing devices with blocks in the batch */
+	struct vc_req *clean_parked;	/* vc_clean_park() */
 	struct vc_cand *cand;
 	u32 cand_cap, cand_nr;
 	struct vc_cand *rb;	/* blocks of the batch's runs, in order */
@@ -577,6 +586,8 @@ void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev);
 void vc_cleaner_free(struct vc_cache *c);
 void vc_clean_work_fn(vc_work_t *w);
 u32 vc_cur_epoch(struct vc_cache *c);
+void vc_clean_park(struct vc_cache *c, struct vc_req *r);
+void vc_clean_unpark(struct vc_req *r);	/* vc_io.c */
 
 static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)
 {

@@ -790,6 +790,12 @@ static void wb_fallback(struct vc_req *r)
 	bool partial_dirty;
 
 	vc_spin_lock(&s->lock);
+	if (c->words[r->blk] & B_CLEANING) {
+		/* an older version is on its way home: it must land first */
+		vc_clean_park(c, r);
+		vc_spin_unlock(&s->lock);
+		return;
+	}
 	r->olddirty = (c->words[r->blk] & B_DIRTY) && !r->newdirty;
 	partial_dirty = r->olddirty && r->len != c->block_size;
 	vc_spin_unlock(&s->lock);
@@ -810,6 +816,12 @@ static void wb_fallback(struct vc_req *r)
 	io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, blk_sector(c, r->blk),
 		c->block_size, r->bounce, 0, rmw_read_end, r);
 	vc_dev_submit(&r->io[0]);
+}
+
+/* The cleaner's write home of @r's block ended: fall back now. */
+void vc_clean_unpark(struct vc_req *r)
+{
+	wb_fallback(r);
 }
 
 static void wb_md_end(struct vc_md_waiter *mw, int err)
@@ -872,7 +884,7 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 		bool lazy = !r->fua && vc_param(c, VC_P_COMMIT_MS);
 
 		r->newdirty = 1;
-		w |= B_DIRTY | B_FLASHDIRTY;
+		w |= B_DIRTY | B_FLASHDIRTY | B_REDIRTY;
 		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
 		if (lazy)
 			w &= ~B_BUSY;
@@ -889,8 +901,8 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 		req_done(r, 0);
 		return;
 	}
-	if (w & B_CLEANING)
-		w |= B_REDIRTY;
+	/* newer than what the cleaner may be writing home: dirty again */
+	w |= B_REDIRTY;
 	vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 	vc_spin_unlock(&s->lock);
 	vc_redrive(c);
@@ -943,7 +955,7 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		md = lost ? vc_lose_locked(c, s, r->blk) :
 			    vc_invalidate_locked(c, s, r->blk);
 	} else {
-		if (w & B_CLEANING)
+		if (w & B_DIRTY)
 			w |= B_REDIRTY;
 		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 		/*
@@ -1018,11 +1030,14 @@ static void dispatch_write(struct vc_req *r)
 	if (blk != ~0u) {
 		w = c->words[blk];
 		/*
-		 * Writes wait while the block is being written back: the
-		 * cleaner's copy and the host's data must not race to the
-		 * backing device, nor the block change under the cleaner.
+		 * A write-back write does not wait for the block's write
+		 * home: it re-dirties the block (REDIRTY), so the older
+		 * version's write-back does not mark it clean.  Any other
+		 * path sends data home or may drop the block: it waits, so
+		 * that the cleaner's older copy never lands home after it.
 		 */
-		if (w & (B_BUSY | B_READERS_MASK | B_CLEANING)) {
+		if ((w & (B_BUSY | B_READERS_MASK)) ||
+		    ((w & B_CLEANING) && (m != VC_MODE_WB || byp >= 0))) {
 			vc_defer(c, r);
 			vc_spin_unlock(&s->lock);
 			return;

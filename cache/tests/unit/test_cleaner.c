@@ -650,6 +650,64 @@ static void test_tail_cleaning(void **st)
 		tail_cleaning_run((enum vc_policy)p);
 }
 
+
+/*
+ * Issue 19: a host write to a block whose write-back is in flight does
+ * not wait for it (nor for the batch's FLUSH); the block stays dirty, and
+ * the completion of the older version's write-back does not mark it
+ * clean.  The next write-back sends the newer data home.
+ */
+static void test_write_races_writeback(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct qdev q;
+	struct vc_stats s;
+	u32 i, flushes;
+	int n;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	for (i = 0; i < 8; i++)
+		write_q(&t, &q, 10 + i, 1);
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	t_run();
+	/* the cleaner's merged write of blocks 10..17 is queued */
+	assert_int_equal(q.n, 1);
+	assert_int_equal(q.q[0]->op, VC_DEV_WRITE);
+	/* rewriting two of them completes at once (nothing pumped) */
+	write_q(&t, &q, 12, 2);
+	write_q(&t, &q, 17, 2);
+	assert_int_equal(q.n, 1);
+	/* the write home ends: a FLUSH follows; then blocks become clean */
+	assert_true(q_pump_one(&q));
+	t_run();
+	assert_int_equal(q.n, 1);
+	assert_int_equal(q.q[0]->op, VC_DEV_FLUSH);
+	/* between the write home and its FLUSH, a write re-dirties too */
+	write_q(&t, &q, 15, 3);
+	assert_true(q_pump_one(&q));
+	t_run();
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 3);	/* 12, 15, 17 */
+	assert_true(t_backing_has(&t, 10, 2, 1));
+	assert_false(t_backing_has(&t, 12, 1, 2));
+	assert_int_equal(t_check_pat(&t, 12, 1, 2), 0);
+	assert_int_equal(t_check_pat(&t, 15, 1, 3), 0);
+	assert_int_equal(t_check_pat(&t, 17, 1, 2), 0);
+	/* the newer versions go home with the next flush */
+	vc_posix_set_pump(q_pump, &q);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_true(t_backing_has(&t, 12, 1, 2));
+	assert_true(t_backing_has(&t, 15, 1, 3));
+	assert_true(t_backing_has(&t, 17, 1, 2));
+	(void)flushes;
+	(void)n;
+	q_teardown(&t, &q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_max_age),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_merge_and_order),
+		cmocka_unit_test(test_write_races_writeback),
 		cmocka_unit_test(test_inflight_limit_and_flush),
 		cmocka_unit_test(test_background_flush),
 		cmocka_unit_test(test_cancel_spares_blocking_flush),
