@@ -410,6 +410,10 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 			   c->cdev->name, uuid, err);
 		goto out;
 	}
+	/* its first host FLUSH goes home: what came before is unknown */
+	vc_atomic64_set(&c->bdev[slot].home_flushed,
+			vc_atomic64_read(&c->bdev[slot].home_writes) - 1);
+	vc_atomic64_set(&c->bdev[slot].last_host_io_ns, (s64)vc_now_ns());
 	c->bdev[slot].dev = bdev;
 	if (bdev->no_volatile_cache)
 		vc_log_info("%s: %s reports no volatile write cache: written-back data is taken as durable at completion (no FLUSH is sent)",

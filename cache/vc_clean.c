@@ -552,6 +552,7 @@ static void batch_flush(struct vc_cache *c)
 		if (!(c->batch_dev_mask & (1u << d)))
 			continue;
 		vc_atomic_inc(&f->pending);
+		vc_stat_add(VC_DSTAT(c, d, wb_flushes), 1);
 		f->io[d].dev = c->bdev[d].dev;
 		f->io[d].op = VC_DEV_FLUSH;
 		f->io[d].end_io = batch_flush_end;

@@ -224,6 +224,12 @@ struct vc_bdev_slot {
 	u64 nr_sectors;
 	vc_atomic64_t nr_dirty;
 	vc_atomic_t inflight;	/* host requests in flight */
+	/*
+	 * Host writes completed on the device, and how many of them its
+	 * last successful FLUSH covered: equal, a host FLUSH needs none.
+	 */
+	vc_atomic64_t home_writes, home_flushed;
+	vc_atomic64_t last_host_io_ns;	/* any host request to it */
 	bool parked;		/* detach with KEEP under way: no write-back */
 };
 

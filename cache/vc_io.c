@@ -203,6 +203,16 @@ static void note_backing_io(struct vc_cache *c)
 }
 
 /*
+ * A host write (or write-zeroes, discard) ended on backing device @dev:
+ * the next host FLUSH must FLUSH that device too (do_flush).  Counted at
+ * completion: a backing FLUSH covers only writes completed before it.
+ */
+static void home_write_done(struct vc_cache *c, u32 dev)
+{
+	vc_atomic64_inc(&c->bdev[dev].home_writes);
+}
+
+/*
  * Drop a block from the cache.  If its record on flash may say dirty it
  * becomes a tombstone: it stays in the hash (so requests for the same
  * backing block wait) until a metadata write clears the record.  Set lock
@@ -622,6 +632,7 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 	struct vc_req *r = io->private;
 
 	byp_uncount(r);
+	home_write_done(r->c, vc_key_dev(r->key));
 	if (err)
 		vc_stat_add(VC_DSTAT(r->c, vc_key_dev(r->key),
 				     backing_write_errors), 1);
@@ -717,6 +728,7 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	struct vc_set *s = vc_set_of_blk(c, r->blk);
 	bool md;
 
+	home_write_done(c, vc_key_dev(r->key));
 	if (err)
 		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_write_errors),
 			    1);
@@ -927,6 +939,8 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		r->err_cache = err;
 	else
 		r->err_back = err;
+	if (io == &r->io[1])
+		home_write_done(c, vc_key_dev(r->key));
 	if (!vc_atomic_dec_and_test(&r->pending))
 		return;
 	if (r->err_cache)
@@ -1336,6 +1350,7 @@ struct vc_aux {
 	vc_atomic_t pending;
 	int err;
 	bool then_write;	/* PREFLUSH done: submit the write */
+	s64 home_snap;		/* home_writes when the backing FLUSH began */
 	struct vc_dev_io io[2];
 	struct vc_commit_waiter cw;	/* the cache side of a FLUSH */
 	struct vc_drain_waiter dw;	/* ... if its commit failed */
@@ -1385,6 +1400,7 @@ static void discard_down_end(struct vc_dev_io *io, int err)
 	struct vc_cache *c = a->c;
 	struct vc_host_io *hio = a->hio;
 
+	home_write_done(c, hio->dev_id);
 	/* a backing device without discard support is not an error */
 	if (err && (err != -EOPNOTSUPP || hio->op == VC_OP_WRITE_ZEROES))
 		set_err(hio, err);
@@ -1453,11 +1469,24 @@ static void flush_commit_end(struct vc_commit_waiter *cw, int err)
 static void flush_end(struct vc_dev_io *io, int err)
 {
 	struct vc_aux *a = io->private;
+	struct vc_bdev_slot *d = &a->c->bdev[a->hio->dev_id];
 
 	if (err) {
 		vc_stat_add(VC_DSTAT(a->c, a->hio->dev_id, backing_write_errors),
 			    1);
 		a->err = err;
+	} else {
+		/* what had completed before it is durable now */
+		s64 old = vc_atomic64_read(&d->home_flushed);
+
+		while (old < a->home_snap) {
+			s64 seen = vc_atomic64_cmpxchg(&d->home_flushed, old,
+						       a->home_snap);
+
+			if (seen == old)
+				break;
+			old = seen;
+		}
 	}
 	flush_done_part(a);
 }
@@ -1487,22 +1516,37 @@ static void flush_done_part(struct vc_aux *a)
 	hio_complete(c, hio);
 }
 
-/* Commit (FLUSH the cache device) and FLUSH the backing device of @hio. */
+/*
+ * Commit (FLUSH the cache device), and FLUSH the backing device of @hio
+ * only if a host write completed there since its last successful FLUSH
+ * (write-through, around the cache, a fallback, write-zeroes): what the
+ * cleaner writes home it FLUSHes itself before a block is marked clean,
+ * so a FLUSH in write-back does not wait behind the disk's queue of
+ * write-back writes (a disk's FLUSH CACHE waits for all of them).
+ */
 static void do_flush(struct vc_cache *c, struct vc_host_io *hio,
 		     bool then_write)
 {
 	struct vc_aux *a = vc_mempool_alloc(&c->aux_pool);
+	struct vc_bdev_slot *d = &c->bdev[hio->dev_id];
+	bool home;
 
 	a->c = c;
 	a->hio = hio;
 	a->then_write = then_write;
-	vc_atomic_set(&a->pending, 2);
-	note_backing_io(c);
-	io_init(&a->io[1], c->bdev[hio->dev_id].dev, VC_DEV_FLUSH, 0, 0, 0,
-		NULL, 0, flush_end, a);
+	a->home_snap = vc_atomic64_read(&d->home_writes);
+	home = a->home_snap != vc_atomic64_read(&d->home_flushed);
+	vc_atomic_set(&a->pending, home ? 2 : 1);
 	a->cw.fn = flush_commit_end;
+	if (home) {
+		note_backing_io(c);
+		vc_stat_add(VC_DSTAT(c, hio->dev_id, backing_flushes), 1);
+		io_init(&a->io[1], d->dev, VC_DEV_FLUSH, 0, 0, 0, NULL, 0,
+			flush_end, a);
+	}
 	vc_commit_request(c, &a->cw, true);
-	vc_dev_submit(&a->io[1]);
+	if (home)
+		vc_dev_submit(&a->io[1]);
 }
 
 _Static_assert(sizeof(struct vc_req) <=

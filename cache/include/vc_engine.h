@@ -416,7 +416,9 @@ static inline u64 vc_lat_bucket_low(u32 b)
 	u64 wb_ios;				/* merged write-back I/Os */ \
 	u64 backing_read_errors, backing_write_errors;			\
 	u64 lost_blocks;			/* dirty data lost */	\
-	u64 lost_reads;				/* reads failed: data lost */
+	u64 lost_reads;				/* reads failed: data lost */ \
+	u64 backing_flushes;			/* host FLUSHes sent home */ \
+	u64 wb_flushes;				/* write-back's FLUSHes */
 
 struct vc_dev_stats {
 	VC_DEV_STATS_FIELDS

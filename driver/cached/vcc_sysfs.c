@@ -54,6 +54,8 @@ static const struct {
 	VCC_DS(BACKING_READ_ERRORS, backing_read_errors),
 	VCC_DS(BACKING_WRITE_ERRORS, backing_write_errors),
 	VCC_DS(LOST_BLOCKS, lost_blocks), VCC_DS(LOST_READS, lost_reads),
+	VCC_DS(BACKING_FLUSHES, backing_flushes),
+	VCC_DS(WB_FLUSHES, wb_flushes),
 };
 
 static_assert(VC_NR_BYPASS == 6, "the ABI has six bypass reasons");

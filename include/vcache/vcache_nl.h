@@ -367,14 +367,19 @@ enum vcache_param_attr {
 	X(BYPASS_BUSY_BYTES, bypass_busy_bytes)		\
 	X(WB_BLOCKS, wb_blocks)				\
 	X(WB_BYTES, wb_bytes)				\
-	X(ELAPSED_NS, elapsed_ns)
+	X(ELAPSED_NS, elapsed_ns)			\
+	X(BACKING_FLUSHES, backing_flushes)		\
+	X(WB_FLUSHES, wb_flushes)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
  * DISCARDS, WRITE_ZEROES, FUA_WRITES, READ_HITS, READ_MISSES, WRITE_HITS,
  * WRITE_MISSES, READ_BYTES, WRITE_BYTES, BYPASS_*, WB_IOS,
  * BACKING_READ_ERRORS, BACKING_WRITE_ERRORS, LOST_BLOCKS, LOST_READS,
- * every *_BYTES of VCACHE_STATS2, WB_BLOCKS, ELAPSED_NS, DIRTY_BYTES.
+ * every *_BYTES of VCACHE_STATS2, WB_BLOCKS, ELAPSED_NS, DIRTY_BYTES,
+ * BACKING_FLUSHES (host FLUSHes that had to FLUSH the backing device:
+ * something was written there since its last FLUSH), WB_FLUSHES (FLUSHes
+ * of the backing device by write-back, one per batch).
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,

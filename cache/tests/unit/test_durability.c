@@ -312,9 +312,64 @@ static void test_lost_marker_leaves_with_device(void **st)
 	t_teardown(&t);
 }
 
+
+/*
+ * Issue 19: a host FLUSH flushes the backing device only if a host write
+ * completed there since its last FLUSH; what it did flush survives a
+ * power cut, and what write-back sent home is flushed by write-back.
+ */
+static void test_flush_home_only_when_needed(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	char half[2048];
+
+	(void)st;
+	t_setup(&t, 256, 4096, true, &cfg);
+	/* write-back only: FLUSH commits the cache, the disk is left alone */
+	assert_int_equal(t_write_pat(&t, 1, 4, 1, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	/* the first FLUSH after attach goes home: what came before is unknown */
+	s = t_stats(&t);
+	assert_int_equal(s.flushes, 1);
+	assert_int_equal(s.backing_flushes, 1);
+	assert_int_equal(t_write_pat(&t, 5, 4, 1, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.backing_flushes, 1);
+	/* a partial-block miss goes around the cache: the next FLUSH goes home */
+	memset(half, 0x5a, sizeof(half));
+	assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 100 * T_BSEC, sizeof(half),
+			      half), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.backing_flushes, 2);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(t_stats(&t).backing_flushes, 2);
+	/* write-back's own FLUSH covers what it wrote home */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	s = t_stats(&t);
+	assert_true(s.wb_flushes >= 1);
+	assert_int_equal(s.backing_flushes, 2);
+	/* power cut: everything flushed is there */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 1, 8, 1), 0);
+	{
+		char back[2048];
+
+		assert_int_equal(t_io(&t, VC_OP_READ, 0, 100 * T_BSEC,
+				      sizeof(back), back), 0);
+		assert_memory_equal(back, half, sizeof(half));
+	}
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flush_home_only_when_needed),
 		cmocka_unit_test(test_failed_commit_record_requeued),
 		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),
 		cmocka_unit_test(test_shutdown_records_after_data),
