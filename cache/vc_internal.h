@@ -457,6 +457,8 @@ struct vc_req {
 	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
 	u8 zero;		/* writes zeroes (c->zero_buf), not host data */
 	u8 lost;		/* the block's other dirty data was lost */
+	u8 rmw;			/* a partial write allocated its block:
+				 * bounce holds the whole block to write */
 	u8 olddirty;		/* wb_fallback: the block held older dirty
 				 * data (lost if the write home fails) */
 	u32 gen;		/* fills: set's byp_gen at start */

@@ -164,14 +164,21 @@ static void req_ack(struct vc_req *r, int err)
 	hio_put(r->c, hio);
 }
 
-/* Where a write piece's data is: the host's buffer, or zeroes. */
+/*
+ * Where a write piece's data is: the host's buffer, zeroes, or (a
+ * partial write that allocated its block) the whole block in r->bounce.
+ */
 static struct vc_buf *src_buf(struct vc_req *r)
 {
+	if (r->rmw)
+		return r->bounce;
 	return r->zero ? r->c->zero_buf : r->hio->buf;
 }
 
 static u32 src_off(struct vc_req *r)
 {
+	if (r->rmw)
+		return 0;
 	return r->zero ? 0 : r->hio->buf_off + r->hoff;
 }
 
@@ -1020,6 +1027,87 @@ static void write_cache_wb(struct vc_req *r)
 	vc_dev_submit(&r->io[0]);
 }
 
+/*
+ * A partial write that missed, in write-back: the block is allocated and
+ * its rest read from the backing device, then the whole block is written
+ * to the cache as any write-back write.  Without it every small write to
+ * an uncached block (a database's log appends in 512-byte units, a
+ * journal) would go to the disk synchronously, again and again for the
+ * same block.  If the read fails or a write went around the cache in the
+ * set meanwhile (our copy of the rest may be old), the block is dropped
+ * and the write goes around the cache as before.
+ */
+static void rmw_alloc_around(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+	bool md;
+
+	vc_spin_lock(&s->lock);
+	md = vc_invalidate_locked(c, s, r->blk);
+	s->byp_inflight++;
+	s->byp_gen++;
+	r->byp_counted = 1;
+	vc_spin_unlock(&s->lock);
+	count_bypass(r, VC_BYP_BUSY);
+	if (md) {
+		vc_md_mark(c, r->blk, &r->mdw, byp_md_end);
+		return;
+	}
+	vc_redrive(c);
+	write_backing_only(r);
+}
+
+static void rmw_alloc_read_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool stale;
+
+	if (err) {
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_read_errors),
+			    1);
+		rmw_alloc_around(r);
+		return;
+	}
+	vc_stat_add(VC_STAT(c, backing_bytes_read), c->block_size);
+	vc_spin_lock(&s->lock);
+	stale = s->byp_gen != r->gen;
+	vc_spin_unlock(&s->lock);
+	if (stale) {
+		rmw_alloc_around(r);
+		return;
+	}
+	vc_buf_copy(r->bounce, r->off, src_buf(r), src_off(r), r->len);
+	/* from now on a whole-block write of r->bounce */
+	r->rmw = 1;
+	r->sector -= r->off >> VC_SECTOR_SHIFT;
+	r->off = 0;
+	r->len = c->block_size;
+	write_cache_wb(r);
+}
+
+/* @r holds its new block @r->blk BUSY; r->gen is the set's byp_gen. */
+static void rmw_alloc(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+
+	vc_stat_add(VC_STAT(c, admitted), 1);
+	if (!(c->flags & VC_CFG_NODATA)) {
+		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
+		if (!r->bounce) {
+			rmw_alloc_around(r);
+			return;
+		}
+	}
+	note_backing_io(c);
+	io_init(&r->io[0], bdev_of(r), VC_DEV_READ, 0,
+		vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
+		c->block_size, r->bounce, 0, rmw_alloc_read_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
 static void dispatch_write(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -1144,7 +1232,16 @@ static void dispatch_write(struct vc_req *r)
 		r->hit = 2;
 		count_path(r, VC_DSTAT_OFF(write_misses));
 	}
-	if (byp < 0 && (!full || !block_fits(c, r->key)))
+	/*
+	 * A partial block is allocated (read-modify-write) in write-back
+	 * below the high watermark, unless a write around the cache is in
+	 * flight in the set (its data could be older in our read); else it
+	 * goes around the cache.
+	 */
+	if (byp < 0 && !block_fits(c, r->key))
+		byp = VC_BYP_MODE;
+	if (byp < 0 && !full &&
+	    (m != VC_MODE_WB || vc_dirty_over_high(c) || s->byp_inflight))
 		byp = VC_BYP_MODE;	/* partial block: not allocated */
 	if (byp < 0 && admission_refuses(c, s, r->key))
 		byp = VC_BYP_ADMISSION;	/* first touch: write around */
@@ -1153,6 +1250,7 @@ static void dispatch_write(struct vc_req *r)
 		blk = take_victim(c, s, r->key);
 		if (blk == ~0u)
 			byp = VC_BYP_NOSPACE;
+		r->gen = s->byp_gen;
 	}
 	if (byp >= 0) {
 		s->byp_inflight++;
@@ -1166,7 +1264,9 @@ static void dispatch_write(struct vc_req *r)
 		return;
 	}
 	r->blk = blk;
-	if (m == VC_MODE_WB && !vc_dirty_over_high(c))
+	if (!full)
+		rmw_alloc(r);
+	else if (m == VC_MODE_WB && !vc_dirty_over_high(c))
 		write_cache_wb(r);
 	else
 		write_both(r);	/* write-through, or over the high watermark */
