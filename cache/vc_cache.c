@@ -900,6 +900,7 @@ void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 	st->nr_blocks = c->nr_blocks;
 	st->valid_blocks = (u64)vc_atomic64_read(&c->nr_valid);
 	st->dirty_blocks = (u64)vc_atomic64_read(&c->nr_dirty);
+	st->wb_rate_bps = vc_load_u64(&c->wb_rate_bps);
 	st->lost_marked = (u64)vc_atomic64_read(&c->nr_lost);
 	st->block_size = c->block_size;
 	st->elapsed_ns = vc_cache_stats_elapsed_ns(c);

@@ -63,7 +63,9 @@ void vc_cache_kick_cleaner_if_needed(struct vc_cache *c)
 {
 	u64 d = (u64)vc_atomic64_read(&c->nr_dirty);
 
-	if (d >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES))
+	/* at the high mark, and once when rated write-back begins */
+	if (d >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES) ||
+	    d == wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES) + 1)
 		vc_cache_kick_cleaner(c);
 }
 
@@ -117,6 +119,7 @@ void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev)
 #define F_FLUSHME	1
 #define F_EPOCHS	2
 #define F_TAIL		4	/* walk each set's replacement list from the tail */
+#define F_DEVS		8	/* only the devices in c->batch_filter_devs */
 
 static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 {
@@ -126,6 +129,9 @@ static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 	if (!c->bdev[vc_key_dev(w)].dev || c->bdev[vc_key_dev(w)].parked)
 		return false;	/* its device is not attached (or leaving) */
 	if ((filter & F_FLUSHME) && !(w & B_FLUSHME))
+		return false;
+	if ((filter & F_DEVS) &&
+	    !(c->batch_filter_devs & (1u << vc_key_dev(w))))
 		return false;
 	if ((filter & F_EPOCHS) &&
 	    !(epochs & (1u << ((w & B_EPOCH_MASK) >> B_EPOCH_SHIFT))))
@@ -677,32 +683,111 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 				      1000000ULL);
 }
 
-/* Issue runs of the current batch up to the in-flight limit. */
+/*
+ * The rate of rated write-back (watermark ahead of the high mark, age),
+ * in blocks per second: a proportional controller on dirty data against
+ * its target (the low watermark), plus what the overdue epochs need to
+ * be written within one epoch, at least VC_WB_MIN_RATE_KIB.  Halved while
+ * the host uses the backing device (foreground I/O goes first).
+ */
+#define VC_WB_MIN_RATE_KIB	1024u	/* per second */
+#define VC_WB_P_SECONDS		4u	/* dirty above target: gone in ~4 s */
+#define VC_WB_FG_NS		100000000ULL	/* host backing I/O this recent */
+
+static u32 overdue_epochs(struct vc_cache *c);
+
+static bool host_on_disk(struct vc_cache *c, u64 now)
+{
+	return now - (u64)vc_atomic64_read(&c->last_backing_io_ns) <
+	       VC_WB_FG_NS;
+}
+
+static u64 wb_rate(struct vc_cache *c, u64 now)
+{
+	u64 dirty = (u64)vc_atomic64_read(&c->nr_dirty);
+	u64 low = wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES);
+	u64 floor = ((u64)VC_WB_MIN_RATE_KIB << 10) >> c->block_shift;
+	u64 age = vc_param(c, VC_P_MAX_DIRTY_AGE_MS), rate = 0;
+
+	if (dirty > low)
+		rate = (dirty - low) / VC_WB_P_SECONDS;
+	if (age) {
+		u32 mask = overdue_epochs(c), e;
+		u64 over = 0, epoch_ms = vc_max_u64(1, age / VC_EPOCH_DIV);
+
+		for (e = 0; e < VC_NR_EPOCHS; e++) {
+			s64 n = vc_atomic64_read(&c->epoch_dirty[e]);
+
+			if ((mask & (1u << e)) && n > 0)
+				over += (u64)n;
+		}
+		rate = vc_max_u64(rate, over * 1000 / epoch_ms);
+	}
+	if (host_on_disk(c, now))
+		rate /= 2;
+	return vc_max_u64(rate, vc_max_u64(floor, 1));
+}
+
+/*
+ * Issue runs of the current batch up to the in-flight limit.  Full speed
+ * for a flush, a drain, the high watermark, tail pressure and an idle
+ * host; rated write-back spends tokens earned at wb_rate() and waits for
+ * them (a timer), with one run in flight while the host uses the disk.
+ */
 static void issue_runs(struct vc_cache *c)
 {
 	u32 full = (u32)vc_param(c, VC_P_WB_MAX_INFLIGHT), limit;
+	u64 now = vc_now_ns(), rate = 0, wait_ns = 0;
+	bool rated;
 
 	if (!full)
 		full = 1;
 	limit = full;
-	if (c->batch_trigger == VC_CLEAN_WATERMARK ||
-	    c->batch_trigger == VC_CLEAN_AGE ||
-	    c->batch_trigger == VC_CLEAN_TAIL)
+	vc_spin_lock(&c->clean_lock);
+	rated = c->batch_rated;
+	vc_spin_unlock(&c->clean_lock);
+	if (rated) {
+		rate = wb_rate(c, now);
+		limit = host_on_disk(c, now) ? 1 : (full / 4 ? full / 4 : 1);
+	} else if (c->batch_trigger == VC_CLEAN_TAIL) {
 		limit = full / 4 ? full / 4 : 1;
+	}
 	for (;;) {
 		struct vc_run *run = NULL;
 
 		vc_spin_lock(&c->clean_lock);
+		if (rated) {
+			/* earn tokens; at most 100 ms worth (one run) saved up */
+			s64 cap = (s64)vc_max_u64(rate / 10, c->runs_nr ?
+				  c->runs[c->runs_next < c->runs_nr ?
+					  c->runs_next : 0].nr : 1);
+
+			c->wb_tokens += (s64)((now - c->wb_tokens_ns) * rate /
+					      1000000000ULL);
+			if (c->wb_tokens > cap)
+				c->wb_tokens = cap;
+			c->wb_tokens_ns = now;
+		}
 		if (c->batch_active && c->runs_next < c->runs_nr &&
 		    c->runs_inflight < limit) {
-			run = &c->runs[c->runs_next++];
-			c->runs_inflight++;
+			if (rated && c->wb_tokens <= 0) {
+				wait_ns = (u64)(1 - c->wb_tokens) *
+					  1000000000ULL / rate + 1;
+			} else {
+				run = &c->runs[c->runs_next++];
+				c->runs_inflight++;
+				if (rated)
+					c->wb_tokens -= run->nr;
+			}
 		}
 		vc_spin_unlock(&c->clean_lock);
 		if (!run)
-			return;
+			break;
 		issue_run(c, run);
 	}
+	vc_store_u64(&c->wb_rate_bps, rated ? rate << c->block_shift : 0);
+	if (wait_ns)
+		vc_work_queue_delayed(&c->clean_work, wait_ns);
 }
 
 static void flush_check_done(struct vc_cache *c)
@@ -745,14 +830,36 @@ static u32 overdue_epochs(struct vc_cache *c)
 	return mask;
 }
 
+/*
+ * Devices with dirty data that the host left alone for @idle_ns: no host
+ * request to the device at all (hits included: a burst of writes to the
+ * cache is not idle time), whatever write-back itself does there.
+ */
+static u32 host_idle_devs(struct vc_cache *c, u64 now, u64 idle_ns)
+{
+	u32 d, mask = 0;
+
+	if (!idle_ns)
+		return 0;
+	for (d = 0; d < VC_MAX_BACKING; d++) {
+		struct vc_bdev_slot *b = &c->bdev[d];
+
+		if (b->dev && !b->parked && vc_atomic64_read(&b->nr_dirty) > 0 &&
+		    now - (u64)vc_atomic64_read(&b->last_host_io_ns) >= idle_ns)
+			mask |= 1u << d;
+	}
+	return mask;
+}
+
 void vc_clean_work_fn(vc_work_t *wk)
 {
 	struct vc_cache *c = vc_container_of(wk, struct vc_cache, clean_work);
 	u64 dirty = (u64)vc_atomic64_read(&c->nr_dirty), now = vc_now_ns();
 	u64 idle = vc_param(c, VC_P_IDLE_MS) * 1000000ULL;
-	u32 filter = 0, epochs = 0;
+	u32 filter = 0, epochs = 0, idle_devs = 0;
+	u64 high, low;
 	int trigger = -1;
-	bool active, stop;
+	bool active, stop, rated = false;
 
 	vc_spin_lock(&c->clean_lock);
 	active = c->batch_active;
@@ -768,10 +875,9 @@ void vc_clean_work_fn(vc_work_t *wk)
 		return;
 	vc_pidlist_tick(&c->pids, now);	/* expire exited processes */
 
-	if (dirty >= wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES))
-		c->wm_active = true;
-	else if (dirty <= wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES))
-		c->wm_active = false;
+	high = wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES);
+	low = wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES);
+	c->wm_active = dirty >= high;
 
 	vc_spin_lock(&c->clean_lock);
 	active = c->flush_active;
@@ -786,14 +892,19 @@ void vc_clean_work_fn(vc_work_t *wk)
 		trigger = VC_CLEAN_TAIL;
 		filter = F_TAIL;
 	} else if (dirty && c->wm_active) {
+		trigger = VC_CLEAN_WATERMARK;	/* at the mark: full speed */
+	} else if (dirty && (idle_devs = host_idle_devs(c, now, idle))) {
+		trigger = VC_CLEAN_IDLE;
+		filter = F_DEVS;
+	} else if (dirty > low) {
+		/* ahead of the high mark, rated */
 		trigger = VC_CLEAN_WATERMARK;
+		rated = true;
 	} else if (overdue_epochs(c)) {
 		epochs = overdue_epochs(c);
 		trigger = VC_CLEAN_AGE;
 		filter = F_EPOCHS;
-	} else if (dirty && idle &&
-		   now - (u64)vc_atomic64_read(&c->last_backing_io_ns) >= idle) {
-		trigger = VC_CLEAN_IDLE;
+		rated = true;
 	}
 	if (trigger >= 0) {
 		u64 max = VC_CLEAN_BATCH;
@@ -801,17 +912,25 @@ void vc_clean_work_fn(vc_work_t *wk)
 		vc_spin_lock(&c->clean_lock);
 		c->batch_active = true;
 		c->batch_trigger = (u32)trigger;
+		c->batch_rated = rated;
+		c->batch_epochs = epochs;
+		c->batch_filter_devs = idle_devs;
+		if (now - c->wb_tokens_ns > 1000000000ULL) {
+			c->wb_tokens = 0;	/* no burst after a pause */
+			c->wb_tokens_ns = now;
+		}
 		c->batch_epoch = vc_cur_epoch(c);
 		c->batch_dev_mask = 0;
 		c->runs_next = c->runs_done = c->runs_inflight = 0;
 		vc_spin_unlock(&c->clean_lock);
-		if (trigger == VC_CLEAN_WATERMARK) {
+		if (trigger == VC_CLEAN_WATERMARK)
 			/* clean down to the low watermark, not below */
-			u64 low = wm_blocks(c, VC_P_DIRTY_LOW_PCT,
-					    VC_P_DIRTY_LOW_BYTES);
-
 			max = dirty > low ? dirty - low : 1;
-		}
+		if (rated)
+			/* about a second's worth: blocks turn clean as it goes */
+			max = vc_min_u64(max, vc_max_u64(wb_rate(c, now),
+				(vc_param(c, VC_P_WB_MAX_IO_KIB) << 10) >>
+				c->block_shift));
 		collect(c, filter, epochs, (u8)trigger,
 			(u32)vc_min_u64(max, VC_CLEAN_BATCH));
 		if (c->cand_nr) {
@@ -825,6 +944,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 		vc_spin_unlock(&c->clean_lock);
 		vc_waitq_wake_all(&c->flush_wq);
 	}
+	vc_store_u64(&c->wb_rate_bps, 0);
 	drain_check(c, 0);
 	vc_work_queue_delayed(&c->clean_work,
 			      vc_max_u64(1, vc_param(c, VC_P_CLEAN_INTERVAL_MS)) *

@@ -100,6 +100,8 @@
 #define VC_NIL			0xffffu
 #define VC_MD_LOCKS		64u
 #define VC_MAX_WB_IO_KIB	4096u	/* largest write-back I/O */
+/* writes smaller than this are never bypassed as sequential (bytes) */
+#define VC_SEQ_MIN_WRITE_BYPASS	(64u << 10)
 
 /* block word layout */
 #define B_LBA_BITS		42
@@ -371,6 +373,12 @@ struct vc_cache {
 	bool batch_active;
 	u32 batch_trigger;
 	u32 batch_epoch;	/* dirty-age epoch when the batch began */
+	u32 batch_epochs;	/* the age trigger's overdue epochs */
+	u32 batch_filter_devs;	/* the idle trigger's devices */
+	bool batch_rated;	/* rate-controlled (issue_runs) */
+	s64 wb_tokens;		/* blocks rated write-back may still send */
+	u64 wb_tokens_ns;
+	u64 wb_rate_bps;	/* rated write-back's rate now, 0 = none */
 	u32 batch_devs;		/* backing devices with blocks in the batch */
 	struct vc_req *clean_parked;	/* vc_clean_park() */
 	struct vc_cand *cand;

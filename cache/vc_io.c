@@ -1705,6 +1705,17 @@ static void start_passed_down(struct vc_cache *c, struct vc_host_io *hio)
 	split_and_dispatch(c, hio);
 }
 
+/*
+ * The host used device @d: write-back's "idle" is measured from here.
+ * Stored at most once a millisecond: every request would otherwise pull
+ * the line over from the other CPUs.
+ */
+static void note_host_io(struct vc_bdev_slot *d, u64 now)
+{
+	if (now - (u64)vc_atomic64_read(&d->last_host_io_ns) > 1000000ULL)
+		vc_atomic64_set(&d->last_host_io_ns, (s64)now);
+}
+
 void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 {
 	struct vc_bdev_slot *d;
@@ -1719,6 +1730,7 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		return;
 	}
 	d = &c->bdev[hio->dev_id];
+	note_host_io(d, hio->start_ns);
 	if (hio->op > VC_OP_WRITE_ZEROES ||
 	    (hio->op != VC_OP_FLUSH &&
 	     (!hio->len || (hio->len & (VC_SECTOR_SIZE - 1)) ||
@@ -1761,9 +1773,19 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 	}
 	if (!vc_pidlist_should_cache(&c->pids, hio->pid, hio->tgid))
 		ef |= HF_BYP_PID;
+	/*
+	 * Sequential streams go around the cache when they would pollute
+	 * it (large streaming reads and writes); a small or synchronous
+	 * write (a log, a journal, fsync'd appends) never does: it is
+	 * latency-critical, and flash is where it is fast.  The stream is
+	 * still followed.
+	 */
 	if (vc_param(c, VC_P_SEQ_ENABLE) &&
 	    vc_seq_check(&c->seq, hio->stream ^ ((u64)hio->dev_id << 56),
-			 hio->sector, hio->len >> VC_SECTOR_SHIFT))
+			 hio->sector, hio->len >> VC_SECTOR_SHIFT) &&
+	    (hio->op != VC_OP_WRITE ||
+	     (hio->len >= VC_SEQ_MIN_WRITE_BYPASS &&
+	      !(hio->flags & (VC_IO_FUA | VC_IO_PREFLUSH)))))
 		ef |= HF_BYP_SEQ;
 	vc_atomic_set(&hio->eflags, ef);
 	if (hio->op == VC_OP_WRITE && (hio->flags & VC_IO_PREFLUSH)) {

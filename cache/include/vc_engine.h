@@ -452,6 +452,7 @@ struct vc_stats {
 	u64 mem_millibytes_per_block;		/* mem_bytes*1000/nr_blocks */
 	u64 oldest_dirty_age_ms;
 	u64 elapsed_ns;				/* since load or reset */
+	u64 wb_rate_bps;			/* rated write-back now */
 	u32 mode, requested_mode, policy;
 };
 

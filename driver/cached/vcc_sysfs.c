@@ -125,6 +125,7 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	v[VCACHE_S_MEM_BYTES] = st->mem_bytes;
 	v[VCACHE_S_OLDEST_DIRTY_AGE_NS] = st->oldest_dirty_age_ms * NSEC_PER_MSEC;
 	v[VCACHE_S_ELAPSED_NS] = st->elapsed_ns;
+	v[VCACHE_S_WB_RATE_BPS] = st->wb_rate_bps;
 	kfree(st);
 	return 0;
 }

@@ -369,7 +369,8 @@ enum vcache_param_attr {
 	X(WB_BYTES, wb_bytes)				\
 	X(ELAPSED_NS, elapsed_ns)			\
 	X(BACKING_FLUSHES, backing_flushes)		\
-	X(WB_FLUSHES, wb_flushes)
+	X(WB_FLUSHES, wb_flushes)			\
+	X(WB_RATE_BPS, wb_rate_bps)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
@@ -379,7 +380,9 @@ enum vcache_param_attr {
  * every *_BYTES of VCACHE_STATS2, WB_BLOCKS, ELAPSED_NS, DIRTY_BYTES,
  * BACKING_FLUSHES (host FLUSHes that had to FLUSH the backing device:
  * something was written there since its last FLUSH), WB_FLUSHES (FLUSHes
- * of the backing device by write-back, one per batch).
+ * of the backing device by write-back, one per batch).  WB_RATE_BPS (cache
+ * only) is the rate of rate-controlled write-back now, 0 when none runs
+ * or it runs at full speed.
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,

@@ -17,19 +17,28 @@ static void test_watermark(void **st)
 	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 10;
 	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 5;
 	t_setup(&t, 1000, 8192, false, &cfg);
-	for (i = 0; i < 99; i++)
+	for (i = 0; i < 40; i++)
 		t_write_pat(&t, i * 3, 1, i, 0);
 	t_advance_ms(3000);
 	s = t_stats(&t);
-	assert_int_equal(s.dirty_blocks, 99);	/* below high: untouched */
-	t_write_pat(&t, 999, 1, 1, 0);		/* 100 = 10% */
-	t_advance_ms(10);
-	s = t_stats(&t);
-	assert_int_equal(s.dirty_blocks, 50);	/* down to low exactly */
-	assert_int_equal(s.cleanings[VC_CLEAN_WATERMARK], 50);
+	assert_int_equal(s.dirty_blocks, 40);	/* below low: untouched */
+	/* above low: rated write-back ahead of the high mark, down to low */
+	for (i = 40; i < 99; i++)
+		t_write_pat(&t, i * 3, 1, i, 0);
 	t_advance_ms(3000);
 	s = t_stats(&t);
-	assert_int_equal(s.dirty_blocks, 50);	/* hysteresis */
+	assert_int_equal(s.dirty_blocks, 50);	/* down to low exactly */
+	assert_int_equal(s.cleanings[VC_CLEAN_WATERMARK], 49);
+	/* at the high mark: full speed, down to low */
+	for (i = 0; i < 50; i++)
+		t_write_pat(&t, 2000 + i * 3, 1, i, 0);
+	t_advance_ms(10);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 50);
+	assert_int_equal(s.cleanings[VC_CLEAN_WATERMARK], 99);
+	t_advance_ms(3000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 50);	/* low is the target */
 	/* in bytes instead of percent */
 	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_HIGH_BYTES, 40 * 4096), 0);
 	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_LOW_BYTES, 50 * 4096),
@@ -38,6 +47,42 @@ static void test_watermark(void **st)
 	t_advance_ms(10);
 	s = t_stats(&t);
 	assert_int_equal(s.dirty_blocks, 10);
+	t_teardown(&t);
+}
+
+/*
+ * Ahead of the high mark write-back is rated: a proportional controller
+ * on dirty data above the low mark (gone in about 4 s), at least 1 MiB/s;
+ * at the mark, full speed.
+ */
+static void test_rated_writeback(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	u64 d1;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 90;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 10;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 4;	/* one block a run */
+	t_setup(&t, 8192, 16384, false, &cfg);
+	for (i = 0; i < 3000; i++)
+		t_write_pat(&t, i * 2, 1, i, 0);
+	t_advance_ms(1000);
+	s = t_stats(&t);
+	d1 = s.wb_blocks;
+	/* (3000 - 819) / 4 s = 545 blocks/s, and what decays meanwhile */
+	print_message("rated write-back: %llu blocks in the first second, rate now %llu B/s\n",
+		      (unsigned long long)d1, (unsigned long long)t.c->wb_rate_bps);
+	assert_true(d1 >= 300 && d1 <= 700);
+	assert_true(s.dirty_blocks > 819);
+	t_advance_ms(20000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 819);
+	for (i = 0; i < 3000; i++)	/* nothing lost */
+		assert_int_equal(t_check_pat(&t, i * 2, 1, i), 0);
 	t_teardown(&t);
 }
 
@@ -712,6 +757,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watermark),
+		cmocka_unit_test(test_rated_writeback),
 		cmocka_unit_test(test_max_age),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_merge_and_order),

@@ -83,11 +83,85 @@ static void test_partial_write_read_error(void **st)
 	t_teardown(&t);
 }
 
+
+/*
+ * Sequential detection: a stream of small writes (a log) stays in the
+ * cache; large streaming writes and reads past the threshold go around.
+ */
+static void test_seq_keeps_small_writes(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_SEQ_ENABLE] = 1;
+	cfg.params.v[VC_P_SEQ_THRESHOLD_KIB] = 64;
+	t_setup(&t, 1024, 8192, false, &cfg);
+	/* 512 KiB of 4 KiB sequential writes, FUA like a log's */
+	for (i = 0; i < 128; i++)
+		assert_int_equal(t_write_pat(&t, 100 + i, 1, 1, VC_IO_FUA), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.bypass[VC_BYP_SEQ], 0);
+	assert_int_equal(s.dirty_blocks, 128);
+	/* ...also without FUA: below 64 KiB a write is not streaming */
+	for (i = 0; i < 128; i++)
+		assert_int_equal(t_write_pat(&t, 300 + i, 1, 2, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.bypass[VC_BYP_SEQ], 0);
+	/* 1 MiB of 128 KiB writes: past 64 KiB they go around */
+	for (i = 0; i < 8; i++)
+		assert_int_equal(t_write_pat(&t, 1000 + i * 32, 32, 3, 0), 0);
+	s = t_stats(&t);
+	assert_true(s.bypass[VC_BYP_SEQ] >= 6 * 32);
+	/* and a sequential read of small requests still does */
+	for (i = 0; i < 64; i++)
+		t_check_pat(&t, 3000 + i, 1, 0);
+	s = t_stats(&t);
+	assert_true(s.bypass[VC_BYP_SEQ] >= 6 * 32 + 48);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(t_check_pat(&t, 1000 + i * 32, 32, 3), 0);
+	t_teardown(&t);
+}
+
+/*
+ * "Idle" is no host I/O to the device for idle_ms: a burst of writes
+ * that only reach the cache is not idle time.
+ */
+static void test_idle_means_no_host_io(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_IDLE_MS] = 3000;
+	t_setup(&t, 1024, 8192, false, &cfg);
+	/* 6 s of cache-only writes, one every 500 ms: never idle */
+	for (i = 0; i < 12; i++) {
+		assert_int_equal(t_write_pat(&t, i * 5, 1, i, 0), 0);
+		t_advance_ms(500);
+	}
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 12);
+	assert_int_equal(s.cleanings[VC_CLEAN_IDLE], 0);
+	/* then quiet: drained */
+	t_advance_ms(4500);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(s.cleanings[VC_CLEAN_IDLE], 12);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_partial_write_allocates),
 		cmocka_unit_test(test_partial_write_read_error),
+		cmocka_unit_test(test_seq_keeps_small_writes),
+		cmocka_unit_test(test_idle_means_no_host_io),
 	};
 
 	t_init();
