@@ -6,17 +6,29 @@
  * when kicked.  Each pass picks a trigger, in this order:
  *   flush on demand   blocks marked FLUSHME, full speed
  *   mode              the cache left write-back: drain, full speed
- *   watermark         dirty above high: clean until below low
- *   age               dirty epochs older than the flush period
- *   idle              backing idle for VC_P_IDLE_MS: drain, full speed
- * It collects up to VC_CLEAN_BATCH eligible dirty blocks, sorts them by
- * (device, LBA), extends runs with adjacent dirty blocks found by lookup,
- * and writes each run with one backing I/O (at most WB_MAX_IO_KIB), with
- * at most WB_MAX_INFLIGHT runs in flight (a quarter of that for the
- * watermark and age triggers).  When every run of the batch is done, each
- * backing device written is FLUSHed, and only then are the blocks marked
- * clean and their records rewritten: a record never says clean before the
- * data it points to is durable at home.
+ *   tail              victims hard to find: the coldest blocks, full speed
+ *   watermark         dirty at the high mark: full speed, down to low
+ *   idle              no host request to a device for VC_P_IDLE_MS: drain
+ *                     that device, full speed
+ *   watermark, rated  dirty above the low mark: written back ahead of the
+ *                     high mark at a controlled rate (wb_rate())
+ *   age               dirty epochs older than the flush period, rated
+ * It collects eligible dirty blocks (up to VC_CLEAN_BATCH; a rated batch
+ * about a second's worth), sorts them by (device, LBA), extends runs with
+ * adjacent dirty blocks found by lookup, and writes each run with one
+ * backing I/O (at most WB_MAX_IO_KIB), with at most WB_MAX_INFLIGHT runs
+ * in flight (a quarter of that when rated, one while the host uses the
+ * disk).  When every run of the batch is done, each backing device
+ * written is FLUSHed, and only then are the blocks marked clean and their
+ * records rewritten: a record never says clean before the data it points
+ * to is durable at home.
+ *
+ * Host I/O never waits for write-back: a block is CLEANING only while its
+ * own write home is in flight, and a write-back host write to it proceeds
+ * and sets REDIRTY, which keeps it dirty when the batch ends (it is
+ * written back again, a flush period later at the earliest).  The flush
+ * period therefore bounds dirty age (period + one epoch + the write-back
+ * time) without rewriting a hot block more than once per period.
  */
 #include "vc_internal.h"
 
