@@ -756,7 +756,8 @@ static void issue_runs(struct vc_cache *c)
 		full = 1;
 	limit = full;
 	vc_spin_lock(&c->clean_lock);
-	rated = c->batch_rated;
+	/* stopping (shutdown, detach): the batch ends at full speed */
+	rated = c->batch_rated && !c->clean_stop;
 	vc_spin_unlock(&c->clean_lock);
 	if (rated) {
 		rate = wb_rate(c, now);
