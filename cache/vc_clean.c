@@ -90,16 +90,27 @@ void vc_cache_kick_cleaner_if_needed(struct vc_cache *c)
  * waiters exist the cleaner drains.  A batch that failed a block of the
  * device (write error, or its data lost) fails the device's waiters.
  */
-static void drain_check(struct vc_cache *c, u32 failed_devs)
+static void drain_check_md(struct vc_cache *c, u32 failed_devs, bool md_err)
 {
 	struct vc_drain_waiter *done = NULL, **pp, *w;
 
 	vc_spin_lock(&c->clean_lock);
 	pp = &c->drain_waiters;
 	while ((w = *pp) != NULL) {
-		bool fail = failed_devs & (1u << w->dev);
+		struct vc_bdev_slot *b = &c->bdev[w->dev];
+		bool home = !vc_atomic64_read(&b->nr_dirty);
+		/*
+		 * Home is not enough: a record that may still say DIRTY would
+		 * bring back, after a power cut, a cache copy that no cache
+		 * FLUSH made durable (the one that failed is why we drain).
+		 * Wait for those records to be cleared (FUA), or fail if a
+		 * record write fails.
+		 */
+		bool clear = !vc_atomic64_read(&b->nr_flashdirty);
+		bool fail = (failed_devs & (1u << w->dev)) ||
+			    (md_err && home && !clear);
 
-		if (fail || !vc_atomic64_read(&c->bdev[w->dev].nr_dirty)) {
+		if (fail || (home && clear)) {
 			*pp = w->next;
 			w->err = fail ? -EIO : 0;
 			w->next = done;
@@ -114,6 +125,17 @@ static void drain_check(struct vc_cache *c, u32 failed_devs)
 		done = w->next;
 		w->fn(w, w->err);
 	}
+}
+
+static void drain_check(struct vc_cache *c, u32 failed_devs)
+{
+	drain_check_md(c, failed_devs, false);
+}
+
+/* A record write ended (vc_md.c): drain waiters may be done, or fail. */
+void vc_drain_md_done(struct vc_cache *c, int err)
+{
+	drain_check_md(c, 0, err && err != -ENOMEM);
 }
 
 void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev)
@@ -638,10 +660,10 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			 * Dirty again since the batch began: it is written
 			 * back once more, a flush period after that (not at
 			 * once because its first dirtying is old).  A flush
-			 * on demand counts it done: what was dirty when the
-			 * flush began is home.
+			 * on demand keeps it (FLUSHME): the newer data may
+			 * predate the flush, which must then write it home.
 			 */
-			w = (w & ~(B_REDIRTY | B_EPOCH_MASK | B_FLUSHME)) |
+			w = (w & ~(B_REDIRTY | B_EPOCH_MASK)) |
 			    ((u64)c->batch_epoch << B_EPOCH_SHIFT);
 			vc_block_set_word(c, s, e->blk, w);
 		} else {

@@ -232,6 +232,7 @@ struct vc_bdev_slot {
 	 */
 	vc_atomic64_t home_writes, home_flushed;
 	vc_atomic64_t last_host_io_ns;	/* any host request to it */
+	vc_atomic64_t nr_flashdirty;	/* its blocks whose record may say dirty */
 	bool parked;		/* detach with KEEP under way: no write-back */
 };
 
@@ -599,6 +600,7 @@ void vc_cleaner_stop(struct vc_cache *c);
 void vc_cleaner_start(struct vc_cache *c);
 void vc_cache_kick_cleaner_if_needed(struct vc_cache *c);
 void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev);
+void vc_drain_md_done(struct vc_cache *c, int err);
 void vc_cleaner_free(struct vc_cache *c);
 void vc_clean_work_fn(vc_work_t *w);
 u32 vc_cur_epoch(struct vc_cache *c);

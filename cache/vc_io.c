@@ -1545,12 +1545,13 @@ static void flush_drain_end(struct vc_drain_waiter *dw, int err)
 /*
  * The cache side of a FLUSH: the commit that started after it arrived
  * (one cache FLUSH, then the records dirtied since the last commit) is
- * done.  If it failed (the cache degraded meanwhile), only the device's
- * dirty blocks depend on the cache device: the FLUSH completes once they
- * are written back (EIO if one cannot be).  With none, everything
- * acknowledged is on the backing device and its FLUSH decides; records
- * that may still say dirty describe data already home (a write around
- * such a block waits for its record), so they put nothing at risk.
+ * done.  If it failed (the cache degraded meanwhile), the cache device
+ * holds nothing durable the FLUSH can count on: it completes once the
+ * device's dirty blocks are written back and every record of the device
+ * that may still say DIRTY is cleared (FUA record writes; a stale DIRTY
+ * record would bring back, after a power cut, a cache copy no FLUSH made
+ * durable), EIO if either fails.  With none of either, everything
+ * acknowledged is on the backing device and its FLUSH decides.
  */
 static void flush_commit_end(struct vc_commit_waiter *cw, int err)
 {
@@ -1558,7 +1559,8 @@ static void flush_commit_end(struct vc_commit_waiter *cw, int err)
 	struct vc_cache *c = a->c;
 	u32 dev = a->hio->dev_id;
 
-	if (err && vc_atomic64_read(&c->bdev[dev].nr_dirty) > 0) {
+	if (err && (vc_atomic64_read(&c->bdev[dev].nr_dirty) > 0 ||
+		    vc_atomic64_read(&c->bdev[dev].nr_flashdirty) > 0)) {
 		a->dw.fn = flush_drain_end;
 		vc_drain_wait(c, &a->dw, dev);
 		return;

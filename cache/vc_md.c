@@ -230,6 +230,7 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 
 	if (tomb)
 		vc_redrive(c);
+	vc_drain_md_done(c, err);	/* before md_inflight lets @c go */
 	if (again) {
 		md_submit(c, idx, next);
 	} else {

@@ -236,6 +236,7 @@ crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-s3fifo,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 12 --policy s3fifo)
 	$(call prun,crash-tinylfu,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --queued --seed 13 --policy tinylfu)
 	$(call prun,crash-flush-errors,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors flush --cut-mode torn --queued --seed 14)
+	$(call prun,crash-flush-errors-9,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at write --errors flush --cut-mode torn --queued --seed 9 --scenario workload-clean)
 	$(call prun,crash-lossy,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-at completion --errors lossy --cut-mode random --queued --seed 19)
 	$(call prun,crash-damaged-sb,$(U)/crash --stride $(CRASH_RANDOM_STRIDE) --cut-mode torn --seed 15 --damage-sb)
 	$(call prun,crash-lazy-shutdown,$(U)/crash --scenario lazy-shutdown --stride 1 --cut-at completion --cut-mode random --seed 16)
