@@ -66,6 +66,77 @@ bool vc_dirty_over_high(struct vc_cache *c)
 		wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES);
 }
 
+/*
+ * Between the high watermark and the hard limit (halfway from it to a
+ * full cache) a write that would make one more block dirty is slowed: it
+ * waits for the write-back batch under way to end (or VC_THROTTLE_MAX_NS)
+ * and then goes to the cache; only past the hard limit is it written
+ * through.  Writers slow down to the pace of write-back instead of
+ * turning the cache into a disk at the mark.
+ */
+#define VC_THROTTLE_MAX_NS	100000000ULL
+
+bool vc_dirty_over_hard(struct vc_cache *c)
+{
+	u64 high = wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES);
+
+	if (high >= c->nr_blocks)
+		return (u64)vc_atomic64_read(&c->nr_dirty) >= high;
+	return (u64)vc_atomic64_read(&c->nr_dirty) >=
+	       high + (c->nr_blocks - high) / 2;
+}
+
+/*
+ * Park @r, a write that would make a block dirty above the high mark (set
+ * lock held; nothing of the block taken yet).  False: go on now (it
+ * waited once already, or the cleaner is stopping).
+ */
+bool vc_throttle_write(struct vc_cache *c, struct vc_req *r)
+{
+	bool first;
+
+	if (r->throttled)
+		return false;
+	vc_spin_lock(&c->clean_lock);
+	if (c->clean_stop) {
+		vc_spin_unlock(&c->clean_lock);
+		return false;
+	}
+	r->throttled = 1;
+	first = !c->thr_nr++;
+	if (first)
+		c->thr_since_ns = vc_now_ns();
+	r->defer_next = c->thr_head;
+	c->thr_head = r;
+	vc_spin_unlock(&c->clean_lock);
+	vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), wb_throttled), 1);
+	if (first)
+		vc_work_queue_delayed(&c->clean_work, VC_THROTTLE_MAX_NS);
+	return true;
+}
+
+/* Let the slowed writes go (all of them: they are few, and short). */
+static void throttle_release(struct vc_cache *c, bool all)
+{
+	struct vc_req *r;
+
+	vc_spin_lock(&c->clean_lock);
+	r = NULL;
+	if (c->thr_nr && (all || vc_now_ns() - c->thr_since_ns >=
+			  VC_THROTTLE_MAX_NS || !vc_dirty_over_high(c))) {
+		r = c->thr_head;
+		c->thr_head = NULL;
+		c->thr_nr = 0;
+	}
+	vc_spin_unlock(&c->clean_lock);
+	while (r) {
+		struct vc_req *n = r->defer_next;
+
+		vc_req_dispatch(r);
+		r = n;
+	}
+}
+
 void vc_cache_kick_cleaner(struct vc_cache *c)
 {
 	vc_work_queue(&c->clean_work);
@@ -701,6 +772,7 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 	c->runs_nr = 0;
 	vc_spin_unlock(&c->clean_lock);
 	vc_redrive(c);
+	throttle_release(c, true);	/* blocks are clean: slowed writes go */
 	vc_waitq_wake_all(&c->flush_wq);
 	flush_check_done(c);
 	drain_check(c, failed_devs);
@@ -900,6 +972,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 	active = c->batch_active;
 	stop = c->clean_stop;
 	vc_spin_unlock(&c->clean_lock);
+	throttle_release(c, stop);	/* those waiting too long */
 	if (active) {
 		issue_runs(c);
 		return;
@@ -1027,6 +1100,7 @@ void vc_cleaner_stop(struct vc_cache *c)
 	vc_spin_lock(&c->clean_lock);
 	c->clean_stop = true;
 	vc_spin_unlock(&c->clean_lock);
+	throttle_release(c, true);
 	vc_work_queue(&c->clean_work);
 	vc_waitq_wait(&c->flush_wq, batch_idle, c, false, 0);
 	vc_work_cancel_sync(&c->clean_work);

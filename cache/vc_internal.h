@@ -75,7 +75,8 @@
  * LOCK ORDER (take left before right; never hold two of one kind):
  *
  *   ctl_mutex  ->  set->lock  ->  md_lock[i]  ->  defer_lock
- *              ->  clean_lock ->  set->lock
+ *                  set->lock  ->  clean_lock  (parking a request:
+ *                                 vc_clean_park(), the write throttle)
  *   commit_lock  (vc_commit.c) is taken alone, never with another
  *
  *   ctl_mutex   (sleeping) control operations: mode/policy changes, attach,
@@ -382,6 +383,9 @@ struct vc_cache {
 	u64 wb_rate_bps;	/* rated write-back's rate now, 0 = none */
 	u32 batch_devs;		/* backing devices with blocks in the batch */
 	struct vc_req *clean_parked;	/* vc_clean_park() */
+	struct vc_req *thr_head;	/* writes slowed at the high mark */
+	u32 thr_nr;
+	u64 thr_since_ns;		/* the oldest of them arrived */
 	struct vc_cand *cand;
 	u32 cand_cap, cand_nr;
 	struct vc_cand *rb;	/* blocks of the batch's runs, in order */
@@ -466,6 +470,7 @@ struct vc_req {
 	u8 bounce_pooled;	/* bounce is a struct vc_pooled_buf */
 	u8 zero;		/* writes zeroes (c->zero_buf), not host data */
 	u8 lost;		/* the block's other dirty data was lost */
+	u8 throttled;		/* waited once at the high watermark */
 	u8 rmw;			/* a partial write allocated its block:
 				 * bounce holds the whole block to write */
 	u8 olddirty;		/* wb_fallback: the block held older dirty
@@ -571,6 +576,8 @@ void vc_commit_md_end(struct vc_md_waiter *mw, int err);
 bool vc_commit_idle(struct vc_cache *c);
 bool vc_commit_pending(struct vc_cache *c);
 bool vc_dirty_over_high(struct vc_cache *c);
+bool vc_dirty_over_hard(struct vc_cache *c);
+bool vc_throttle_write(struct vc_cache *c, struct vc_req *r);
 void vc_commit_stop(struct vc_cache *c);
 int vc_commit_init(struct vc_cache *c);
 void vc_commit_free(struct vc_cache *c);

@@ -1189,15 +1189,20 @@ static void dispatch_write(struct vc_req *r)
 			count_path(r, VC_DSTAT_OFF(write_hits));
 		}
 		r->blk = blk;
+		if (m == VC_MODE_WB && byp < 0 && !(w & B_DIRTY) &&
+		    vc_dirty_over_high(c) && vc_throttle_write(c, r)) {
+			vc_spin_unlock(&s->lock);	/* slowed at the mark */
+			return;
+		}
 		if (m == VC_MODE_WB && byp < 0 &&
-		    ((w & B_DIRTY) || !vc_dirty_over_high(c))) {
+		    ((w & B_DIRTY) || !vc_dirty_over_hard(c))) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
 			vc_spin_unlock(&s->lock);
 			write_cache_wb(r);
 			return;
 		}
-		/* write-through: also a clean block over the high watermark */
+		/* write-through: also a clean block past the hard limit */
 		if ((m == VC_MODE_WT || m == VC_MODE_WB) && byp < 0) {
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
@@ -1241,10 +1246,15 @@ static void dispatch_write(struct vc_req *r)
 	if (byp < 0 && !block_fits(c, r->key))
 		byp = VC_BYP_MODE;
 	if (byp < 0 && !full &&
-	    (m != VC_MODE_WB || vc_dirty_over_high(c) || s->byp_inflight))
+	    (m != VC_MODE_WB || vc_dirty_over_hard(c) || s->byp_inflight))
 		byp = VC_BYP_MODE;	/* partial block: not allocated */
 	if (byp < 0 && admission_refuses(c, s, r->key))
 		byp = VC_BYP_ADMISSION;	/* first touch: write around */
+	if (byp < 0 && m == VC_MODE_WB && vc_dirty_over_high(c) &&
+	    vc_throttle_write(c, r)) {
+		vc_spin_unlock(&s->lock);	/* slowed at the mark */
+		return;
+	}
 	blk = ~0u;
 	if (byp < 0) {
 		blk = take_victim(c, s, r->key);
@@ -1266,10 +1276,10 @@ static void dispatch_write(struct vc_req *r)
 	r->blk = blk;
 	if (!full)
 		rmw_alloc(r);
-	else if (m == VC_MODE_WB && !vc_dirty_over_high(c))
+	else if (m == VC_MODE_WB && !vc_dirty_over_hard(c))
 		write_cache_wb(r);
 	else
-		write_both(r);	/* write-through, or over the high watermark */
+		write_both(r);	/* write-through, or past the hard limit */
 }
 
 /* ---------------------------------------------------------- discards */

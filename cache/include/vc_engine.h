@@ -418,7 +418,8 @@ static inline u64 vc_lat_bucket_low(u32 b)
 	u64 lost_blocks;			/* dirty data lost */	\
 	u64 lost_reads;				/* reads failed: data lost */ \
 	u64 backing_flushes;			/* host FLUSHes sent home */ \
-	u64 wb_flushes;				/* write-back's FLUSHes */
+	u64 wb_flushes;				/* write-back's FLUSHes */ \
+	u64 wb_throttled;			/* writes slowed at the mark */
 
 struct vc_dev_stats {
 	VC_DEV_STATS_FIELDS

@@ -56,6 +56,7 @@ static const struct {
 	VCC_DS(LOST_BLOCKS, lost_blocks), VCC_DS(LOST_READS, lost_reads),
 	VCC_DS(BACKING_FLUSHES, backing_flushes),
 	VCC_DS(WB_FLUSHES, wb_flushes),
+	VCC_DS(WB_THROTTLED, wb_throttled),
 };
 
 static_assert(VC_NR_BYPASS == 6, "the ABI has six bypass reasons");

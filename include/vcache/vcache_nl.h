@@ -370,7 +370,8 @@ enum vcache_param_attr {
 	X(ELAPSED_NS, elapsed_ns)			\
 	X(BACKING_FLUSHES, backing_flushes)		\
 	X(WB_FLUSHES, wb_flushes)			\
-	X(WB_RATE_BPS, wb_rate_bps)
+	X(WB_RATE_BPS, wb_rate_bps)			\
+	X(WB_THROTTLED, wb_throttled)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
@@ -382,7 +383,8 @@ enum vcache_param_attr {
  * something was written there since its last FLUSH), WB_FLUSHES (FLUSHes
  * of the backing device by write-back, one per batch).  WB_RATE_BPS (cache
  * only) is the rate of rate-controlled write-back now, 0 when none runs
- * or it runs at full speed.
+ * or it runs at full speed.  WB_THROTTLED: writes slowed at the high
+ * watermark (they waited for write-back, at most 100 ms).
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,

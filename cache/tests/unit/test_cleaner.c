@@ -617,6 +617,11 @@ static void test_detach_keep_dirty(void **st)
  * block is written through: with no cleaning at all, dirty data stays at
  * the mark and the rest reaches the backing device at once.
  */
+/*
+ * At the high watermark writes that would dirty one more block are slowed
+ * (they wait for write-back), not written through; past the hard limit
+ * (halfway to a full cache) they are written through.
+ */
 static void test_high_watermark_writes_through(void **st)
 {
 	struct vc_cache_config cfg = t_cfg_manual();
@@ -631,17 +636,41 @@ static void test_high_watermark_writes_through(void **st)
 	for (i = 0; i < 300; i++)
 		assert_int_equal(t_write_pat(&t, i * 7, 1, 3 + i, 0), 0);
 	s = t_stats(&t);
+	print_message("300 writes over a 100-block mark: %llu slowed, %llu dirty\n",
+		      (unsigned long long)s.wb_throttled,
+		      (unsigned long long)s.dirty_blocks);
+	/* each time the mark is reached: one write waits for a batch */
+	assert_true(s.wb_throttled >= 3);
 	assert_true(s.dirty_blocks <= 100);
-	assert_true(s.dirty_blocks >= 95);
-	assert_true(s.valid_blocks >= 250);	/* still cached, clean */
+	assert_true(s.valid_blocks >= 250);	/* still cached */
+	/* slowed, not written through: nothing went around write-back */
+	assert_int_equal(s.backing_bytes_written, s.wb_bytes);
 	for (i = 0; i < 300; i++)
 		assert_int_equal(t_check_pat(&t, i * 7, 1, 3 + i), 0);
-	/* the written-through ones are home already */
-	for (i = 150; i < 300; i++)
+	/* rewriting a dirty block is never slowed */
+	assert_int_equal(t_write_pat(&t, 299 * 7, 1, 999, 0), 0);
+	s = t_stats(&t);
+	assert_int_equal(t_stats(&t).wb_throttled, s.wb_throttled);
+	t_teardown(&t);
+
+	/* past the hard limit (no write-back: the device is parked) */
+	t_setup(&t, 1000, 8192, false, &cfg);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_LOW_PCT, 50), 0);
+	assert_int_equal(vc_cache_set_param(t.c, VC_P_DIRTY_HIGH_PCT, 50), 0);
+	t.c->bdev[t.dev].parked = true;	/* the cleaner picks none */
+	t_io_wait_ms = 10;		/* a slowed write waits 100 ms */
+	for (i = 0; i < 800; i++)
+		assert_int_equal(t_write_pat(&t, i * 7, 1, 3 + i, 0), 0);
+	t_io_wait_ms = 0;
+	s = t_stats(&t);
+	print_message("past the hard limit: %llu dirty, %llu slowed\n",
+		      (unsigned long long)s.dirty_blocks,
+		      (unsigned long long)s.wb_throttled);
+	assert_int_equal(s.dirty_blocks, 750);	/* 500 + (1000 - 500) / 2 */
+	assert_true(s.wb_throttled >= 250);
+	for (i = 750; i < 800; i++)	/* written through */
 		assert_true(t_backing_has(&t, i * 7, 1, 3 + i));
-	/* rewriting a dirty block stays write-back */
-	assert_int_equal(t_write_pat(&t, 0, 1, 999, 0), 0);
-	assert_false(t_backing_has(&t, 0, 1, 999));
+	t.c->bdev[t.dev].parked = false;
 	t_teardown(&t);
 }
 

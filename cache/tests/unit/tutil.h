@@ -61,7 +61,12 @@ struct t_inj {
 };
 int t_inject(void *ctx, const struct vc_dev_io *io);
 
-/* Synchronous host I/O on the backing device through the cache. */
+/*
+ * Synchronous host I/O on the backing device through the cache.  With
+ * t_io_wait_ms set, a request waiting for a timer advances the clock by
+ * that much per idle spin (else it fails after 1000 idle spins).
+ */
+extern u64 t_io_wait_ms;
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data);
 int t_write_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed, u32 flags);
 /* Read and compare with the pattern; returns 0 if equal, 1 if not, <0 err */
