@@ -1001,7 +1001,8 @@ void vc_clean_work_fn(vc_work_t *wk)
 		filter = F_TAIL;
 	} else if (dirty && c->wm_active) {
 		trigger = VC_CLEAN_WATERMARK;	/* at the mark: full speed */
-	} else if (dirty && (idle_devs = host_idle_devs(c, now, idle))) {
+	} else if (dirty && host_idle_devs(c, now, idle)) {
+		idle_devs = host_idle_devs(c, now, idle);
 		trigger = VC_CLEAN_IDLE;
 		filter = F_DEVS;
 	} else if (dirty > low) {
@@ -1031,14 +1032,16 @@ void vc_clean_work_fn(vc_work_t *wk)
 		c->batch_dev_mask = 0;
 		c->runs_next = c->runs_done = c->runs_inflight = 0;
 		vc_spin_unlock(&c->clean_lock);
+		/* the watermark cleans down to the low mark, not below */
 		if (trigger == VC_CLEAN_WATERMARK)
-			/* clean down to the low watermark, not below */
 			max = dirty > low ? dirty - low : 1;
-		if (rated)
-			/* about a second's worth: blocks turn clean as it goes */
-			max = vc_min_u64(max, vc_max_u64(wb_rate(c, now),
-				(vc_param(c, VC_P_WB_MAX_IO_KIB) << 10) >>
-				c->block_shift));
+		/* rated: about a second's worth, blocks turn clean as it goes */
+		if (rated) {
+			u64 run = (vc_param(c, VC_P_WB_MAX_IO_KIB) << 10) >>
+				  c->block_shift;
+
+			max = vc_min_u64(max, vc_max_u64(wb_rate(c, now), run));
+		}
 		collect(c, filter, epochs, (u8)trigger,
 			(u32)vc_min_u64(max, VC_CLEAN_BATCH));
 		if (c->cand_nr) {
