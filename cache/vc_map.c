@@ -355,14 +355,18 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 		vc_atomic64_inc(&c->epoch_dirty[(w & B_EPOCH_MASK) >> B_EPOCH_SHIFT]);
 		vc_atomic64_inc(&c->bdev[vc_key_dev(w)].nr_dirty);
 	}
-	if ((old ^ w) & B_FLASHDIRTY) {
-		/* never reused while set: the key is the same on both sides */
-		u32 dev = vc_key_dev((w & B_FLASHDIRTY) ? w : old);
-
+	if ((old ^ w) & B_FLASHDIRTY)
 		vc_atomic64_add(&c->nr_flashdirty, (w & B_FLASHDIRTY) ? 1 : -1);
-		vc_atomic64_add(&c->bdev[dev].nr_flashdirty,
-				(w & B_FLASHDIRTY) ? 1 : -1);
-	}
+	/*
+	 * Per device: records that may say DIRTY (a lost marker's says LOST:
+	 * it serves nothing).  Never reused while FLASHDIRTY: the key is the
+	 * same on both sides.
+	 */
+	od = (old & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
+	nd = (w & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
+	if (od != nd)
+		vc_atomic64_add(&c->bdev[vc_key_dev(nd ? w : old)].nr_flashdirty,
+				nd ? 1 : -1);
 	if ((old ^ w) & B_LOST)
 		vc_atomic64_add(&c->nr_lost, (w & B_LOST) ? 1 : -1);
 	vc_store_u64(&c->words[blk], w);
