@@ -178,7 +178,9 @@ static void drain_check_md(struct vc_cache *c, u32 failed_devs, bool md_err)
 		 * record write fails.
 		 */
 		bool clear = !vc_atomic64_read(&b->nr_flashdirty);
+		/* lost data never goes home: the FLUSH cannot succeed */
 		bool fail = (failed_devs & (1u << w->dev)) ||
+			    vc_atomic64_read(&b->nr_lost) > 0 ||
 			    (md_err && home && !clear);
 
 		if (fail || (home && clear)) {

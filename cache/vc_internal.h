@@ -234,6 +234,7 @@ struct vc_bdev_slot {
 	vc_atomic64_t home_writes, home_flushed;
 	vc_atomic64_t last_host_io_ns;	/* any host request to it */
 	vc_atomic64_t nr_flashdirty;	/* its records that may say DIRTY */
+	vc_atomic64_t nr_lost;		/* its lost markers */
 	bool parked;		/* detach with KEEP under way: no write-back */
 };
 

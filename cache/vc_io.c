@@ -1560,8 +1560,10 @@ static void flush_drain_end(struct vc_drain_waiter *dw, int err)
  * device's dirty blocks are written back and every record of the device
  * that may still say DIRTY is cleared (FUA record writes; a stale DIRTY
  * record would bring back, after a power cut, a cache copy no FLUSH made
- * durable), EIO if either fails.  With none of either, everything
- * acknowledged is on the backing device and its FLUSH decides.
+ * durable), EIO if either fails or the device has lost data (lost
+ * markers: acknowledged data that will never go home).  With none of
+ * these, everything acknowledged is on the backing device and its FLUSH
+ * decides.
  */
 static void flush_commit_end(struct vc_commit_waiter *cw, int err)
 {
@@ -1570,7 +1572,8 @@ static void flush_commit_end(struct vc_commit_waiter *cw, int err)
 	u32 dev = a->hio->dev_id;
 
 	if (err && (vc_atomic64_read(&c->bdev[dev].nr_dirty) > 0 ||
-		    vc_atomic64_read(&c->bdev[dev].nr_flashdirty) > 0)) {
+		    vc_atomic64_read(&c->bdev[dev].nr_flashdirty) > 0 ||
+		    vc_atomic64_read(&c->bdev[dev].nr_lost) > 0)) {
 		a->dw.fn = flush_drain_end;
 		vc_drain_wait(c, &a->dw, dev);
 		return;

@@ -367,8 +367,11 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 	if (od != nd)
 		vc_atomic64_add(&c->bdev[vc_key_dev(nd ? w : old)].nr_flashdirty,
 				nd ? 1 : -1);
-	if ((old ^ w) & B_LOST)
+	if ((old ^ w) & B_LOST) {
 		vc_atomic64_add(&c->nr_lost, (w & B_LOST) ? 1 : -1);
+		vc_atomic64_add(&c->bdev[vc_key_dev((w & B_LOST) ? w : old)].nr_lost,
+				(w & B_LOST) ? 1 : -1);
+	}
 	vc_store_u64(&c->words[blk], w);
 	if ((old & B_FLUSHME) && !(w & B_FLUSHME))
 		flushme_done(c);
