@@ -879,6 +879,25 @@ struct vc_pidlist *vc_cache_pidlist(struct vc_cache *c)
 }
 
 /* ----------------------------------------------------------- statistics */
+bool vc_cache_block_dirty(struct vc_cache *c, u32 dev, u64 lba)
+{
+	u64 key = vc_mkkey(dev, lba);
+	struct vc_set *s;
+	bool dirty = false;
+	u32 blk;
+
+	if (dev >= VC_MAX_BACKING)
+		return false;
+	s = &c->sets[vc_set_of(c, key)];
+	vc_spin_lock(&s->lock);
+	blk = vc_lookup(c, s, key);
+	if (blk != ~0u)
+		dirty = (c->words[blk] & (B_VALID | B_DIRTY)) ==
+			(B_VALID | B_DIRTY);
+	vc_spin_unlock(&s->lock);
+	return dirty;
+}
+
 void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st)
 {
 	u64 *dst = (u64 *)st;

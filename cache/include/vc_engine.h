@@ -458,6 +458,12 @@ struct vc_stats {
 };
 
 void vc_cache_get_stats(struct vc_cache *c, struct vc_stats *st);
+
+/*
+ * Is block @lba (in cache blocks) of backing device @dev cached and
+ * dirty now?  For simulators and tests that shadow the engine.
+ */
+bool vc_cache_block_dirty(struct vc_cache *c, u32 dev, u64 lba);
 void vc_cache_reset_stats(struct vc_cache *c);
 
 /*

@@ -19,8 +19,13 @@
  * host writes when all its blocks have a host write in flight and it is
  * not issued from the completion of a flash read (the engine writes back a
  * run of blocks once it has read them from flash); its blocks are clean.
- * Any other backing write is a cleaning and ends the dirty life of each
- * block it covers.  The count of dirty blocks this gives is
+ * Any other backing write is a cleaning: the blocks it covers become
+ * clean once write-back's FLUSH of the device (its batch's) has ended,
+ * unless written again meanwhile: the engine keeps a block dirty when a
+ * host write raced its write-back (issue 19), and when that write came
+ * relative to the cleaner taking the block is not visible from here, so
+ * the engine is asked (vc_cache_block_dirty) from then on until it calls
+ * the block clean.  The count of dirty blocks this gives is
  * checked against the engine's (shadow_dirty_at_end).
  */
 #include <errno.h>
@@ -90,6 +95,14 @@ struct sim {
 	unsigned int in_flash_read_end;	/* inside a flash read's end_io */
 	/* dirty blocks: (dev, block) -> time they became dirty */
 	struct dmap dirty;
+	/* (dev, block) -> 1: written again while dirty (the shadow's) */
+	struct dmap lastw;
+	/* written home while rewritten: the engine says when they are clean */
+	struct dmap settle;
+	/* written home: clean once write-back's FLUSH of the device is done */
+	struct dmap pend;
+	unsigned int in_backing_write_end;
+	struct vc_dev_io *batch_flush[VC_MAX_BACKING];
 	struct lat ages;
 	uint64_t cleaned_unknown;
 	/* host I/O */
@@ -283,8 +296,14 @@ static void backing_write(struct sim *s, struct simdev *d,
 	uint64_t lo = io->sector * 512, hi = lo + io->len, blk, v;
 	bool held = io->len > 0 && !s->in_flash_read_end;
 
+	/*
+	 * A host write to a block being written back no longer waits
+	 * (issue 19): a write-back can have host writes in flight on its
+	 * blocks.  A block the engine holds dirty is never passed through.
+	 */
 	for (blk = lo / s->block_size; held && blk * s->block_size < hi; blk++)
-		held = dmap_get(&s->inflight, dkey(d->idx, blk), &v);
+		held = dmap_get(&s->inflight, dkey(d->idx, blk), &v) &&
+		       !vc_cache_block_dirty(s->cache, s->bid[d->idx], blk);
 	if (held) {
 		/* pass-through of host writes: these blocks are clean now */
 		for (blk = lo / s->block_size; blk * s->block_size < hi;
@@ -296,20 +315,95 @@ static void backing_write(struct sim *s, struct simdev *d,
 	for (blk = lo / s->block_size; blk * s->block_size < hi; blk++) {
 		uint64_t key = dkey(d->idx, blk);
 
+		if (dmap_get(&s->dirty, key, &v)) {
+			/* clean when write-back's FLUSH of the device ends */
+			if (dmap_put(&s->pend, key, v))
+				s->oom = true;
+		} else if (!dmap_get(&s->settle, key, &v) &&
+			   !dmap_get(&s->pend, key, &v)) {
+			s->cleaned_unknown++;
+		}
+	}
+}
+
+/*
+ * Write-back's FLUSH of device @dev ended (its batch is over): what it
+ * wrote home is clean unless written again meanwhile.  Whether a host
+ * write came after the cleaner took the block is not visible from here,
+ * so the engine says which (settle_blocks); a block the shadow holds
+ * dirty that the engine cleaned without writing it home, or a write-back
+ * of a block never dirtied, still shows.
+ */
+static void pend_done(struct sim *s, unsigned int dev)
+{
+	size_t i;
+
+	for (i = 0; s->pend.key && i <= s->pend.mask; i++) {
+		uint64_t key = s->pend.key[i], v, w;
+
+		if (!key--)
+			continue;
+		if ((key >> 56) != dev)
+			continue;
+		dmap_take(&s->pend, key, &v);
+		dmap_take(&s->lastw, key, &w);
+		if (dmap_put(&s->settle, key, v))
+			s->oom = true;
+		i = (size_t)-1;	/* the table moved: start over */
+	}
+}
+
+/*
+ * Blocks written home while rewritten: clean once the engine says so (its
+ * batch ended); until then, and while the engine keeps them dirty, the
+ * shadow keeps them dirty too.
+ */
+static void settle_blocks(struct sim *s)
+{
+	size_t i;
+
+	for (i = 0; s->settle.key && i <= s->settle.mask; i++) {
+		uint64_t key = s->settle.key[i], v;
+
+		if (!key--)
+			continue;
+		/*
+		 * Still dirty, or a host write to it not yet in the engine's
+		 * hands (slowed at the watermark, reading the rest of its
+		 * block): the shadow keeps it.
+		 */
+		if (dmap_get(&s->inflight, key + 0, &v) ||
+		    vc_cache_block_dirty(s->cache, s->bid[key >> 56],
+					 key & ((1ull << 56) - 1)))
+			continue;
+		dmap_take(&s->settle, key, &v);
 		if (dmap_take(&s->dirty, key, &v))
 			lat_add(s, &s->ages, s->now - v);
-		else
-			s->cleaned_unknown++;
+		i = (size_t)-1;	/* the table moved: start over */
 	}
 }
 
 static void complete_io(struct sim *s, struct vc_dev_io *io, int err)
 {
 	bool fr = io->dev == &s->flash.dev && io->op == VC_DEV_READ;
+	bool bw = io->dev != &s->flash.dev && io->op == VC_DEV_WRITE;
+	int bf = -1;
+	unsigned int i;
 
+	for (i = 0; i < VC_MAX_BACKING && io->op == VC_DEV_FLUSH; i++)
+		if (s->batch_flush[i] == io) {
+			s->batch_flush[i] = NULL;
+			bf = (int)i;
+		}
 	s->in_flash_read_end += fr;
+	s->in_backing_write_end += bw;
 	io->end_io(io, err);
+	s->in_backing_write_end -= bw;
 	s->in_flash_read_end -= fr;
+	if (bf >= 0 && !err)
+		pend_done(s, (unsigned int)bf);
+	if (s->settle.n && !s->in_flash_read_end)
+		settle_blocks(s);
 }
 
 static int ev_push(struct sim *s, uint64_t t, struct vc_dev_io *io)
@@ -422,6 +516,9 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 		break;
 	case VC_DEV_FLUSH:
 		d->flushes++;
+		/* sent when write-back's last write ends: the batch's */
+		if (d->backing && s->in_backing_write_end)
+			s->batch_flush[d->idx] = io;
 		break;
 	case VC_DEV_DISCARD:
 		d->discards++;
@@ -648,10 +745,15 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 
 		for (blk = r->off / s->block_size;
 		     blk <= (r->off + r->len - 1) / s->block_size; blk++) {
-			uint64_t key = dkey(r->dev, blk), v = 0;
+			uint64_t key = dkey(r->dev, blk), v = 0, v2;
 
 			if (dmap_get(&s->inflight, key, &v))
 				overlap = true;
+			if (dmap_get(&s->dirty, key, &v2) &&
+			    dmap_put(&s->lastw, key, 1)) {
+				free(h);
+				return -ENOMEM;
+			}
 			if (dmap_put(&s->inflight, key, v + 1) ||
 			    (wb && dmap_set_new(&s->dirty, key, s->now))) {
 				free(h);
@@ -690,10 +792,16 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || dmap_resize(&s->dirty, 1 << 16) ||
-	    dmap_resize(&s->inflight, 1 << 10)) {
+	    dmap_resize(&s->inflight, 1 << 10) ||
+	    dmap_resize(&s->lastw, 1 << 16) ||
+	    dmap_resize(&s->settle, 1 << 10) ||
+	    dmap_resize(&s->pend, 1 << 12)) {
 		if (s) {
 			dmap_free(&s->dirty);
 			dmap_free(&s->inflight);
+			dmap_free(&s->lastw);
+			dmap_free(&s->settle);
+			dmap_free(&s->pend);
 			free(s);
 		}
 		snprintf(err, errlen, "out of memory");
@@ -903,6 +1011,9 @@ out_env:
 out_free:
 	dmap_free(&s->dirty);
 	dmap_free(&s->inflight);
+	dmap_free(&s->lastw);
+	dmap_free(&s->settle);
+	dmap_free(&s->pend);
 	free(s->ages.v);
 	free(s->rlat.v);
 	free(s->wlat.v);

@@ -284,9 +284,14 @@ for r in d["runs"]:
     assert r["reads"] + r["writes"] == 30000
     assert r["read_hit_blocks"] <= r["read_blocks"]
     assert r["flash_bytes_written"] % 512 == 0
-    # the simulator tracks dirty blocks on its own: it must agree
-    assert r["shadow_dirty_at_end"] == r["dirty_at_end"], r
-    assert r["cleaned_unknown"] == 0, r
+    # the simulator tracks dirty blocks on its own: it must agree, within
+    # what it cannot see since host writes no longer wait for write-back
+    # (issue 19: whether a write came before or after the cleaner took a
+    # block, a discard racing a write): counts within 1% of the cache
+    # blocks + 2, write-backs of blocks the shadow holds clean under 10%
+    tol = r["cache_blocks"] // 100 + 2
+    assert abs(r["shadow_dirty_at_end"] - r["dirty_at_end"]) <= tol, r
+    assert r["cleaned_unknown"] <= r["cleaned_blocks"] // 10 + tol, r
     if r["mode"] == "wt":
         assert r["cleaned_blocks"] == 0 and r["dirty_at_end"] == 0, r
         # write-through: every host write reaches the backing device
@@ -407,8 +412,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["trace"]["discards"] > 0 and d["trace"]["flushes"] > 0
 for r in d["runs"]:
-    assert r["shadow_dirty_at_end"] == r["dirty_at_end"], r
-    assert r["cleaned_unknown"] == 0, r
+    tol = r["cache_blocks"] // 100 + 2	# see json_output
+    assert abs(r["shadow_dirty_at_end"] - r["dirty_at_end"]) <= tol, r
+    assert r["cleaned_unknown"] <= r["cleaned_blocks"] // 10 + tol, r
     assert r["read_hit_blocks"] <= r["read_blocks"]
 EOF2
 		rfail="$rfail $f/$m: $(tail -n 1 "$T/py.log")"
