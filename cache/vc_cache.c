@@ -415,6 +415,7 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 			vc_atomic64_read(&c->bdev[slot].home_writes) - 1);
 	vc_atomic64_set(&c->bdev[slot].last_host_io_ns, (s64)vc_now_ns());
 	c->bdev[slot].dev = bdev;
+	vc_atomic_set(&c->bdev[slot].present, 1);
 	if (bdev->no_volatile_cache)
 		vc_log_info("%s: %s reports no volatile write cache: written-back data is taken as durable at completion (no FLUSH is sent)",
 			    c->cdev->name, bdev->name);
@@ -599,6 +600,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	if (ds.unmarked)
 		vc_log_warn("%s: detach: %llu blocks of device %u whose newest data was lost are no longer marked: read from the device itself they hold older data",
 			    c->cdev->name, (unsigned long long)ds.unmarked, id);
+	vc_atomic_set(&c->bdev[id].present, 0);
 	c->bdev[id].dev = NULL;
 	if (ds.keep) {
 		/* its id, identity and dirty blocks wait for it */
@@ -731,6 +733,7 @@ int vc_cache_unplug(struct vc_cache *c, u32 id)
 	while (vc_waitq_wait(&c->md_wq, dev_io_done, &ds, false,
 			     10000000ULL) == -ETIMEDOUT)
 		;
+	vc_atomic_set(&c->bdev[id].present, 0);
 	c->bdev[id].dev = NULL;
 	c->bdev[id].parked = false;
 	vc_log_warn("%s: backing device %u unplugged: its dirty blocks wait for it",

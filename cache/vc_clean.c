@@ -953,7 +953,8 @@ static u32 host_idle_devs(struct vc_cache *c, u64 now, u64 idle_ns)
 	for (d = 0; d < VC_MAX_BACKING; d++) {
 		struct vc_bdev_slot *b = &c->bdev[d];
 
-		if (b->dev && !b->parked && vc_atomic64_read(&b->nr_dirty) > 0 &&
+		if (vc_atomic_read(&b->present) &&
+		    vc_atomic64_read(&b->nr_dirty) > 0 &&
 		    now - (u64)vc_atomic64_read(&b->last_host_io_ns) >= idle_ns)
 			mask |= 1u << d;
 	}

@@ -235,6 +235,7 @@ struct vc_bdev_slot {
 	vc_atomic64_t last_host_io_ns;	/* any host request to it */
 	vc_atomic64_t nr_flashdirty;	/* its records that may say DIRTY */
 	vc_atomic64_t nr_lost;		/* its lost markers */
+	vc_atomic_t present;	/* dev set: for lock-free readers (cleaner) */
 	bool parked;		/* detach with KEEP under way: no write-back */
 };
 
