@@ -64,26 +64,27 @@ mkdir -p "$T/json"
 if "$OUT/unit" --json "$T/json"; then
 	pycheck json_show "$T/json/show.json" '
 keys = ["name", "state", "mode", "requested_mode", "policy", "cache_dev",
-        "cache_disk", "card", "region_start", "cache_size", "block_size",
+        "cache_disk", "card", "region_start_bytes", "cache_size_bytes",
+        "block_size_bytes",
         "dirty_bytes", "pid_default", "flush", "backing", "params", "stats"]
 assert sorted(d) == sorted(keys), sorted(d)
 assert d["name"] == "db" and d["state"] == "degraded"
 assert d["mode"] == "wt" and d["requested_mode"] == "wb"
 assert d["policy"] == "fifo" and d["pid_default"] == "cache-none"
 assert d["cache_dev"] == "250:0" and d["cache_disk"] == "vflash0"
-assert d["card"] is None and d["region_start"] is None
-assert d["cache_size"] == 1 << 30 and d["block_size"] == 4096
+assert d["card"] is None and d["region_start_bytes"] is None
+assert d["cache_size_bytes"] == 1 << 30 and d["block_size_bytes"] == 4096
 assert d["dirty_bytes"] == 3 * 1048576
 f = d["flush"]
 assert f == {"running": True, "target_blocks": 1000, "done_blocks": 250,
              "remaining_blocks": 750, "remaining_bytes": 750 * 4096,
-             "result": 0, "seq": 3}, f
+             "last_result_errno": 0, "seq": 3}, f
 assert d["params"] == {"dirty_high_pct": 60, "commit_ms": 100}
 assert d["stats"] == {"reads": 12345678901, "lost_reads": 0}
 b0, b1 = d["backing"]
 assert b0 == {"devname": "db", "disk": "vcache0", "backing_disk": "vdb",
               "backing_dev": "254:16", "ident": "serial:vcache-hdd", "id": 0,
-              "state": "attached", "size": 4 << 30,
+              "state": "attached", "size_bytes": 4 << 30,
               "dirty_bytes": 3 * 1048576}, b0
 assert b1["state"] == "waiting" and b1["disk"] is None
 assert b1["backing_dev"] is None and b1["dirty_bytes"] == 0
@@ -178,7 +179,7 @@ d = json.load(open(p))
 c = d["caches"][0]
 r, done, rem, seq, res = sys.argv[2:]
 c["flush"].update(running=r == "1", done_blocks=int(done),
-                  remaining_blocks=int(rem), seq=int(seq), result=int(res))
+                  remaining_blocks=int(rem), seq=int(seq), last_result_errno=int(res))
 c["backing"][0]["dirty_bytes"] = int(rem) * 4096
 json.dump(d, open(p + ".new", "w"))
 os.rename(p + ".new", p)' "$T/fake.json" "$@"

@@ -472,7 +472,7 @@ static int parse(const char *line, struct vcc_args *a)
 	int argc = 0;
 	char *tok;
 
-	snprintf(buf, sizeof(buf), "%s", line);
+	snprintf(buf, sizeof(buf), "vcache-config %s", line);
 	for (tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
@@ -498,7 +498,7 @@ static void t_args_refused(void)
 {
 	refused("frobnicate", "unknown command 'frobnicate'");
 	refused("create", "cache NAME is missing");
-	refused("create -db --cache x --backing y", "unknown option '-db'");
+	refused("create -db --cache x --backing y", "unknown option '-d'");
 	refused("create .db --cache x --backing y", "may not start with '.'");
 	refused("create d/b --cache x --backing y", "only letters");
 	refused("create abcdefghijabcdefghijabcdefghijab --cache x", "1 to 31");
@@ -518,6 +518,10 @@ static void t_args_refused(void)
 	refused("create db --cache x --backing y --mode wb --mode wt", "given twice");
 	refused("create db --cache x --backing y --flush", "unknown option '--flush'");
 	refused("create db --cache", "--cache needs a value");
+	refused("--cache=x create db --backing=y --mode=xx", "bad mode 'xx'");
+	refused("--json create db --cache x --backing y", "create: unknown option '--json'");
+	refused("list --frob", "unknown option '--frob'");
+	refused("--json", "no command given");
 	refused("create db extra --cache x --backing y", "unexpected argument 'extra'");
 	refused("attach db", "--backing DEV is required");
 	refused("detach db --flush --keep-dirty", "exclude each other");
@@ -575,6 +579,19 @@ static void t_args_accepted(void)
 	CHECK(!parse("delete db", &a) && a.flags == 0);
 	CHECK(!parse("flush db --background", &a) && a.background);
 	CHECK(!parse("list --json", &a) && a.json && a.cmd == VCC_LIST);
+	/* getopt_long: options anywhere, --opt=value */
+	CHECK(!parse("--json list", &a) && a.json && a.cmd == VCC_LIST);
+	CHECK(!parse("--json show db", &a) && a.json && a.cmd == VCC_SHOW &&
+	      !strcmp(a.name, "db"));
+	CHECK(!parse("show --json db", &a) && a.json && !strcmp(a.name, "db"));
+	CHECK(!parse("--background flush db", &a) && a.background &&
+	      a.cmd == VCC_FLUSH);
+	CHECK(!parse("--json cards", &a) && a.json && a.cmd == VCC_CARDS);
+	CHECK(!parse("show db --help", &a) && a.help &&
+	      !strcmp(a.help_cmd, "show"));
+	CHECK(!parse("--version", &a) && a.version);
+	CHECK(!parse("pid --json db list", &a) && a.json &&
+	      a.pid_cmd == VCC_PID_LIST_CMD);
 	CHECK(!parse("ls", &a) && a.cmd == VCC_LIST);
 	CHECK(!parse("show db --json", &a) && a.json && a.cmd == VCC_SHOW);
 }

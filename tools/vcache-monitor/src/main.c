@@ -331,7 +331,7 @@ static int on_event(struct nlattr *attrs, int len, void *arg)
 				json_object_new_uint64(c->flush.done));
 			json_object_object_add(b, "remaining_blocks",
 				json_object_new_uint64(c->flush.remaining));
-			json_object_object_add(b, "result_errno",
+			json_object_object_add(b, "last_result_errno",
 				json_object_new_uint64(c->flush.result));
 			json_object_object_add(o, "flush", b);
 		}
