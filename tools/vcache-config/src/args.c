@@ -112,7 +112,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_PID] = B(O_JSON),
 	[VCC_LIST] = B(O_JSON),
 	[VCC_CARDS] = B(O_JSON),
-	[VCC_SHOW] = B(O_JSON),
+	[VCC_SHOW] = B(O_JSON) | B(O_ALL),
 	[VCC_HOTPLUG] = B(O_IDENT) | B(O_ALL),
 };
 
@@ -475,6 +475,7 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 	case VCC_SHOW:
 	case VCC_RESET_STATS:
 		a->json = p->given[O_JSON];
+		a->all = p->given[O_ALL];
 		if (take_name(a, p, "cache NAME"))
 			return -1;
 		return no_more(a, p, 1);

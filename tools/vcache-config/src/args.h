@@ -32,7 +32,7 @@ struct vcc_args {
 	struct vcc_settings set;
 	u32 flags;			/* VCACHE_F_* */
 	bool background, json;
-	bool all;			/* hotplug --all */
+	bool all;			/* hotplug --all; show --all */
 	bool force;			/* create: over an existing cache */
 	bool help, version;		/* --help [COMMAND], --version */
 	const char *help_cmd;

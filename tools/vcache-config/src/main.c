@@ -63,8 +63,10 @@ static const struct command commands[] = {
 	  "The PID lists: which processes' I/O cache NAME caches." },
 	{ VCC_LIST, vcc_cmd_list, true, "list [--json]",
 	  "Every cache, one line each." },
-	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--json]",
-	  "Everything about cache NAME: settings, backing devices, statistics." },
+	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--all] [--json]",
+	  "Cache NAME: settings, a summary (hit ratios, dirty data, write-back\n"
+	  "rate, errors) and its backing devices; --all adds every parameter and\n"
+	  "counter.  --json always prints everything." },
 	{ VCC_RESET_STATS, vcc_cmd_reset_stats, true, "reset-stats NAME",
 	  "Zero the statistics of cache NAME." },
 	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING] | hotplug --all",

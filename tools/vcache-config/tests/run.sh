@@ -303,6 +303,40 @@ json.dump(d, open(sys.argv[1] + ".wait", "w"))' "$T/fake.json"
 	else
 		bad dry_show_waiting "$(cat "$T/out" "$T/err")"
 	fi
+	# show: a summary; every counter behind --all
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["caches"][0]
+c["cache_size_bytes"] = 1 << 30
+c["stats"] = {"read_hits": 900, "read_misses": 100, "write_hits": 300,
+              "write_misses": 100, "wb_bytes": 100 << 20,
+              "elapsed_ns": 10 * 10**9, "backing_write_errors": 2,
+              "evictions": 77}
+json.dump(d, open(sys.argv[1] + ".sum", "w"))' "$T/fake.json"
+	sdry() { VCACHE_NL_DRYRUN=1 VCACHE_NL_FAKE=$T/fake.json.sum "$VC" "$@"; }
+	if sdry show db >"$T/out" 2>"$T/err" &&
+	   grep -q "^  read hits  *90.0% (900 of 1000 blocks)$" "$T/out" &&
+	   grep -q "^  write hits  *75.0% (300 of 400 blocks)$" "$T/out" &&
+	   grep -q "^  write-back  *10.0 MiB/s on average over 10 s (104857600 bytes written back)$" "$T/out" &&
+	   grep -q "^  errors  *cache read 0, cache write 0, backing read 0, backing write 2, lost blocks 0$" "$T/out" &&
+	   grep -q "^  dirty share " "$T/out" &&
+	   ! grep -q "evictions\|^statistics\|^parameters" "$T/out" &&
+	   grep -q "show db --all" "$T/out"; then
+		ok dry_show_summary
+	else
+		bad dry_show_summary "$(cat "$T/out" "$T/err")"
+	fi
+	if sdry show --all db >"$T/out" 2>"$T/err" &&
+	   grep -q "^statistics$" "$T/out" && grep -q "^  evictions  *77$" "$T/out" &&
+	   grep -q "^  read hits  *90.0%" "$T/out" &&
+	   sdry show db --all --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"stats\"][\"evictions\"] == 77" &&
+	   sdry show db --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"stats\"][\"evictions\"] == 77"; then
+		ok dry_show_all
+	else
+		bad dry_show_all "$(cat "$T/out" "$T/err")"
+	fi
+	expect dry_list_all_refused 2 "list: unknown option '--all'" sdry list --all
 
 	# detach / delete with dirty data: refused before anything is sent
 	dry "$VC" detach db >"$T/out" 2>"$T/err"

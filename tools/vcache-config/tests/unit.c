@@ -710,7 +710,7 @@ static int write_json(const char *dir)
 	f = fopen(path, "w");
 	if (!f)
 		return 1;
-	vcc_print_json.show(f, &c[0]);
+	vcc_print_json.show(f, &c[0], false);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/list.json", dir);
 	f = fopen(path, "w");
@@ -729,7 +729,7 @@ static int write_json(const char *dir)
 	f = fopen(path, "w");
 	if (!f)
 		return 1;
-	vcc_print_text.show(f, &c[0]);
+	vcc_print_text.show(f, &c[0], true);
 	vcc_print_text.list(f, c, 2);
 	vcc_print_text.pids(f, &p);
 	fclose(f);
