@@ -37,5 +37,5 @@ dmesg > "$RUN/dmesg.txt"
 cat /proc/sys/kernel/tainted > "$RUN/tainted"
 echo "$rc" > "$RUN/rc"
 sync
-systemctl --no-block poweroff
+systemctl --no-block poweroff 2>/dev/null
 exit 0
