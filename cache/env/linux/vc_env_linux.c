@@ -12,6 +12,7 @@
 #include <linux/pid.h>
 #include <linux/version.h>
 
+#include "vc_format.h"
 #include "vc_linux.h"
 
 /*
