@@ -8,6 +8,11 @@
  * "unit --json DIR" writes the JSON printers' output for canned caches
  * to DIR/{show,list,pids}.json (tests/run.sh checks them with python3).
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,28 +28,37 @@
 #include "sha256.h"
 #include "size.h"
 
-static int failures, passed, failed;
+/*
+ * cmocka runs the tests (one per t_* function: isolation, crashes caught,
+ * its report); inside a test, CHECK is an expectation that reports and
+ * carries on, so one run shows every failing case of a table, and the
+ * test fails at its end if any did.
+ */
+static int failures;
 
 #define CHECK(c) do {							\
 		if (!(c)) {						\
-			fprintf(stderr, "  %s:%d: CHECK(%s) failed%s%s\n", \
-				__FILE__, __LINE__, #c,			\
-				vcc_errbuf[0] ? ": last error: " : "",	\
-				vcc_errbuf);				\
+			print_error("  %s:%d: CHECK(%s) failed%s%s\n",	\
+				    __FILE__, __LINE__, #c,		\
+				    vcc_errbuf[0] ? ": last error: " : "", \
+				    vcc_errbuf);			\
 			failures++;					\
 		}							\
 	} while (0)
 
-static void run(const char *name, void (*fn)(void))
+struct unit_test {
+	void (*fn)(void);
+};
+
+static void run(void **state)
 {
+	const struct unit_test *t = *state;
+
 	failures = 0;
 	vcc_errbuf[0] = '\0';
-	fn();
-	printf("%s %s\n", failures ? "FAIL" : "ok  ", name);
+	t->fn();
 	if (failures)
-		failed++;
-	else
-		passed++;
+		fail_msg("%d check(s) failed", failures);
 }
 
 /* ---------------------------------------------------------------- sizes */
@@ -736,30 +750,53 @@ static int write_json(const char *dir)
 	return 0;
 }
 
+static const struct unit_test u_size_good = { t_size_good };
+static const struct unit_test u_size_bad = { t_size_bad };
+static const struct unit_test u_pct_or_size = { t_pct_or_size };
+static const struct unit_test u_duration = { t_duration };
+static const struct unit_test u_every_param_key = { t_every_param_key };
+static const struct unit_test u_friendly_keys = { t_friendly_keys };
+static const struct unit_test u_settings_conflicts = { t_settings_conflicts };
+static const struct unit_test u_ident_fake_sysfs = { t_ident };
+static const struct unit_test u_ident_fit_hash = { t_ident_fit };
+static const struct unit_test u_sha256 = { t_sha256 };
+static const struct unit_test u_args_refused = { t_args_refused };
+static const struct unit_test u_args_accepted = { t_args_accepted };
+static const struct unit_test u_guard = { t_guard };
+static const struct unit_test u_names = { t_names };
+#define T(n) { .name = #n, .test_func = run, .initial_state = (void *)&u_##n }
+static const struct CMUnitTest tests[] = {
+	T(size_good),
+	T(size_bad),
+	T(pct_or_size),
+	T(duration),
+	T(every_param_key),
+	T(friendly_keys),
+	T(settings_conflicts),
+	T(ident_fake_sysfs),
+	T(ident_fit_hash),
+	T(sha256),
+	T(args_refused),
+	T(args_accepted),
+	T(guard),
+	T(names)
+};
+#undef T
+
 int main(int argc, char **argv)
 {
 	char cmd[PATH_MAX + 16];
 
 	if (argc == 3 && !strcmp(argv[1], "--json"))
 		return write_json(argv[2]);
-	run("size_good", t_size_good);
-	run("size_bad", t_size_bad);
-	run("pct_or_size", t_pct_or_size);
-	run("duration", t_duration);
-	run("every_param_key", t_every_param_key);
-	run("friendly_keys", t_friendly_keys);
-	run("settings_conflicts", t_settings_conflicts);
+	int nfail;
+
 	fake_sysfs();
-	run("ident_fake_sysfs", t_ident);
-	run("ident_fit_hash", t_ident_fit);
-	run("sha256", t_sha256);
-	run("args_refused", t_args_refused);
-	run("args_accepted", t_args_accepted);
-	run("guard", t_guard);
-	run("names", t_names);
+	nfail = cmocka_run_group_tests(tests, NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", root);
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	printf("unit: %d passed, %d failed\n",
+	       (int)ARRAY_SIZE(tests) - nfail, nfail);
+	return nfail != 0;
 }
