@@ -139,6 +139,9 @@ EOF
 cmd_image() {
 	[ "$(id -u)" -eq 0 ] || die "needs root (chroot, apt)"
 	local rel want
+	# the trixie build root of scripts/kernels.sh is the image's base
+	release >/dev/null 2>&1 || "$TOP/scripts/kernels.sh" fetch "$SUITE" >&2 ||
+		die "scripts/kernels.sh fetch $SUITE failed"
 	rel=$(release)
 	want="$RECIPE $rel"
 	if [ -f "$IMG" ] && [ "$(cat "$DIR/image.stamp" 2>/dev/null)" = "$want" ]; then
