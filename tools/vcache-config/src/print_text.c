@@ -112,6 +112,12 @@ static void show_summary(FILE *f, const struct vcc_cache_info *c)
 	else
 		fprintf(f, "  %-16s %llu bytes written back\n", "write-back",
 			(unsigned long long)wb);
+	if (s[VCACHE_S_WB_RATE_BPS])
+		fprintf(f, "  %-16s rate-controlled now at %s/s\n", "",
+			human(s[VCACHE_S_WB_RATE_BPS], b, sizeof(b)));
+	if (s[VCACHE_S_WB_THROTTLED])
+		fprintf(f, "  %-16s %llu writes slowed at the high watermark\n", "",
+			(unsigned long long)s[VCACHE_S_WB_THROTTLED]);
 	if (!errs)
 		fprintf(f, "  %-16s none\n", "errors");
 	else

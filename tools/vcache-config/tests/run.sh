@@ -312,6 +312,7 @@ c["cache_size_bytes"] = 1 << 30
 c["stats"] = {"read_hits": 900, "read_misses": 100, "write_hits": 300,
               "write_misses": 100, "wb_bytes": 100 << 20,
               "elapsed_ns": 10 * 10**9, "backing_write_errors": 2,
+              "wb_rate_bps": 4 << 20, "wb_throttled": 5,
               "evictions": 77}
 json.dump(d, open(sys.argv[1] + ".sum", "w"))' "$T/fake.json"
 	sdry() { VCACHE_NL_DRYRUN=1 VCACHE_NL_FAKE=$T/fake.json.sum "$VC" "$@"; }
@@ -319,6 +320,8 @@ json.dump(d, open(sys.argv[1] + ".sum", "w"))' "$T/fake.json"
 	   grep -q "^  read hits  *90.0% (900 of 1000 blocks)$" "$T/out" &&
 	   grep -q "^  write hits  *75.0% (300 of 400 blocks)$" "$T/out" &&
 	   grep -q "^  write-back  *10.0 MiB/s on average over 10 s (104857600 bytes written back)$" "$T/out" &&
+	   grep -q "^  *rate-controlled now at 4.0 MiB/s$" "$T/out" &&
+	   grep -q "^  *5 writes slowed at the high watermark$" "$T/out" &&
 	   grep -q "^  errors  *cache read 0, cache write 0, backing read 0, backing write 2, lost blocks 0$" "$T/out" &&
 	   grep -q "^  dirty share " "$T/out" &&
 	   ! grep -q "evictions\|^statistics\|^parameters" "$T/out" &&
