@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crc32c (Castagnoli, reflected polynomial 0x82f63b78), table driven, for
- * the kernel and userspace alike (no dependency on either crc library).
+ * userspace (the engine's tests, vcache-config's probe, the tools): the
+ * kernel module uses the kernel's crc32c (cache/env/linux/vc_env_linux.c).
  */
 #include "vc_format.h"
 

@@ -29,7 +29,7 @@ pkgs=(
 	qemu-system-x86 qemu-system-data qemu-utils
 	linux-image-amd64 linux-headers-amd64
 	fio kmod busybox-static udev bcache-tools
-	libnl-3-dev libnl-genl-3-dev libjson-c-dev libcmocka-dev
+	libnl-3-dev libnl-genl-3-dev libjson-c-dev libssl-dev libcmocka-dev
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev debootstrap

@@ -142,50 +142,16 @@ static void usage_err(const char *fmt, ...)
 	exit(2);
 }
 
+/*
+ * One size parser for every tool: vcache-config's (tools/vcache-config/
+ * src/size.c, compiled in by the Makefile); its message is dropped, the
+ * callers name the option.
+ */
+int vcc_parse_size(const char *what, const char *s, uint64_t *out);
+
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-	int sh = 0;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		sh = 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		sh = 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		sh = 30;
-		end++;
-		break;
-	case 't':
-	case 'T':
-		sh = 40;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (sh && (*end == 'i' || *end == 'I'))
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end || (sh && v > (~0ULL >> sh)))
-		return -1;
-	*out = (uint64_t)v << sh;
-	return 0;
+	return vcc_parse_size("size", s, out) ? -1 : 0;
 }
 
 static unsigned parse_uint(const char *opt, const char *s, unsigned lo,

@@ -7,6 +7,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "fakehost.h"
 
@@ -1784,10 +1788,12 @@ static int t_guest_mem_shrink(struct env *e)
 	return 0;
 }
 
-static const struct {
+struct fw_test {
 	const char *name;
 	int (*fn)(struct env *e);
-} tests[] = {
+};
+
+static const struct fw_test tests[] = {
 	{ "identify", t_identify },
 	{ "read-write-sgl", t_rw },
 	{ "lba-4k", t_lba_4k },
@@ -1919,9 +1925,29 @@ static int bench(void)
 	return 0;
 }
 
+/*
+ * cmocka runs each test (its report, crashes caught); a test is an
+ * environment (a firmware-sim and a fake host), the test's steps whose
+ * CHECKs stop it at the first failure, and the teardown.
+ */
+static void one(void **state)
+{
+	const struct fw_test *t = *state;
+	struct env e;
+	int rc;
+
+	env_init(&e);
+	rc = t->fn(&e);
+	env_fini(&e, rc);
+	if (rc)
+		fail_msg("%s failed (see the FAIL line above)", t->name);
+}
+
 int main(int argc, char **argv)
 {
-	int pass = 0, failn = 0;
+	struct CMUnitTest cm[sizeof(tests) / sizeof(tests[0])];
+	size_t n = 0;
+	int failn;
 
 	if (argc == 3 && !strcmp(argv[1], "--bench")) {
 		fw_bin = argv[2];
@@ -1935,24 +1961,17 @@ int main(int argc, char **argv)
 	fw_bin = argv[1];
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		struct env e;
-		int rc, run = argc == 2;
+		int run = argc == 2;
 
 		for (int a = 2; a < argc; a++)
 			if (!strcmp(argv[a], tests[i].name))
 				run = 1;
-		if (!run)
-			continue;
-		env_init(&e);
-		rc = tests[i].fn(&e);
-		printf("%-28s %s\n", tests[i].name, rc ? "FAIL" : "ok");
-		fflush(stdout);
-		env_fini(&e, rc);
-		if (rc)
-			failn++;
-		else
-			pass++;
+		if (run)
+			cm[n++] = (struct CMUnitTest){ .name = tests[i].name,
+						       .test_func = one,
+						       .initial_state = (void *)&tests[i] };
 	}
-	printf("%d passed, %d failed\n", pass, failn);
+	failn = _cmocka_run_group_tests("firmware-sim", cm, n, NULL, NULL);
+	printf("%d passed, %d failed\n", (int)n - failn, failn);
 	return failn ? 1 : 0;
 }

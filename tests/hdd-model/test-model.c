@@ -7,16 +7,25 @@
  * figures.  Prints TAP-like lines and "N passed, N failed".
  */
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
 
-static int npass, nfail;
+/*
+ * cmocka runs the tests (main below); inside one, CHECK prints a line per
+ * figure and carries on, and the test fails at its end if any check did.
+ */
+static int failures;
 
 #define CHECK(cond, ...) do {						\
-	if (cond) { npass++; printf("ok - "); }				\
-	else { nfail++; printf("not ok - "); }				\
+	if (cond) { printf("ok - "); }					\
+	else { failures++; printf("not ok - "); }			\
 	printf(__VA_ARGS__); printf("\n");				\
 } while (0)
 
@@ -444,16 +453,44 @@ static void test_seed(void)
 	CHECK(a.phase0 != c.phase0, "another seed, another platter phase");
 }
 
+static void one_test(void **state)
+{
+	void (*const *fn)(void) = *state;
+
+	failures = 0;
+	(*fn)();
+	if (failures)
+		fail_msg("%d check(s) failed", failures);
+}
+
+static void (*const fns[])(void) = {
+	test_params,
+	test_seek,
+	test_rotation,
+	test_zones,
+	test_sptf_aging,
+	test_cache,
+	test_seed,
+	test_workloads,
+};
+
 int main(void)
 {
-	test_params();
-	test_seek();
-	test_rotation();
-	test_zones();
-	test_sptf_aging();
-	test_cache();
-	test_seed();
-	test_workloads();
-	printf("hdd-model: %d passed, %d failed\n", npass, nfail);
+#define T(i, n) { .name = #n, .test_func = one_test, .initial_state = (void *)&fns[i] }
+	const struct CMUnitTest tests[] = {
+		T(0, test_params),
+		T(1, test_seek),
+		T(2, test_rotation),
+		T(3, test_zones),
+		T(4, test_sptf_aging),
+		T(5, test_cache),
+		T(6, test_seed),
+		T(7, test_workloads)
+	};
+#undef T
+	int nfail = cmocka_run_group_tests(tests, NULL, NULL);
+
+	printf("hdd-model: %d passed, %d failed\n",
+	       (int)(sizeof(tests) / sizeof(tests[0])) - nfail, nfail);
 	return nfail != 0;
 }

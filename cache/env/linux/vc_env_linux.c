@@ -4,13 +4,32 @@
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/mempool.h>
 #include <linux/moduleparam.h>
 #include <linux/pid.h>
+#include <linux/version.h>
 
+#include "vc_format.h"
 #include "vc_linux.h"
+
+/*
+ * crc32c for the metadata (vc_format.h: Castagnoli, no inversion): the
+ * kernel's own, built in with CONFIG_CRC32 and accelerated where the CPU
+ * can.  Userspace builds the portable table of cache/vc_crc32c.c instead.
+ * 6.14 renamed __crc32c_le() crc32c(); libcrc32c's crc32c() before it is a
+ * module the driver would then need loaded first.
+ */
+u32 vc_crc32c(u32 crc, const void *data, size_t len)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	return crc32c(crc, data, len);
+#else
+	return __crc32c_le(crc, data, len);
+#endif
+}
 
 static struct workqueue_struct *vc_wq;
 /*

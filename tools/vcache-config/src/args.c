@@ -3,6 +3,7 @@
  * args.c - every command's arguments, checked before any netlink (args.h).
  */
 #include <ctype.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,25 +59,44 @@ enum {
 	O_ALL, O_FORCE,
 };
 
-struct opt {
-	const char *name;
-	int id;
-	bool arg;
+/*
+ * One getopt_long table for every command (and vcache-monitor's parser
+ * is getopt_long too): --opt VALUE and --opt=VALUE, options before or
+ * after the command and its arguments; which options a command takes is
+ * checked afterwards (cmd_opts).
+ */
+#define O_BASE 256	/* long options' values, above any short option */
+static const struct option all_opts[] = {
+	{ "cache", required_argument, NULL, O_BASE + O_CACHE },
+	{ "size", required_argument, NULL, O_BASE + O_SIZE },
+	{ "backing", required_argument, NULL, O_BASE + O_BACKING },
+	{ "mode", required_argument, NULL, O_BASE + O_MODE },
+	{ "block-size", required_argument, NULL, O_BASE + O_BLOCK_SIZE },
+	{ "policy", required_argument, NULL, O_BASE + O_POLICY },
+	{ "admit", required_argument, NULL, O_BASE + O_ADMIT },
+	{ "flush-period", required_argument, NULL, O_BASE + O_FLUSH_PERIOD },
+	{ "dirty-high", required_argument, NULL, O_BASE + O_DIRTY_HIGH },
+	{ "dirty-low", required_argument, NULL, O_BASE + O_DIRTY_LOW },
+	{ "seq-cutoff", required_argument, NULL, O_BASE + O_SEQ_CUTOFF },
+	{ "ident", required_argument, NULL, O_BASE + O_IDENT },
+	{ "devname", required_argument, NULL, O_BASE + O_DEVNAME },
+	{ "flush", no_argument, NULL, O_BASE + O_FLUSH },
+	{ "keep-dirty", no_argument, NULL, O_BASE + O_KEEP_DIRTY },
+	{ "discard-dirty", no_argument, NULL, O_BASE + O_DISCARD_DIRTY },
+	{ "background", no_argument, NULL, O_BASE + O_BACKGROUND },
+	{ "json", no_argument, NULL, O_BASE + O_JSON },
+	{ "all", no_argument, NULL, O_BASE + O_ALL },
+	{ "force", no_argument, NULL, O_BASE + O_FORCE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
 };
+#define NR_OPTS (O_FORCE + 1)
 
-static const struct opt all_opts[] = {
-	{ "cache", O_CACHE, true }, { "size", O_SIZE, true },
-	{ "backing", O_BACKING, true }, { "mode", O_MODE, true },
-	{ "block-size", O_BLOCK_SIZE, true }, { "policy", O_POLICY, true },
-	{ "admit", O_ADMIT, true }, { "flush-period", O_FLUSH_PERIOD, true },
-	{ "dirty-high", O_DIRTY_HIGH, true }, { "dirty-low", O_DIRTY_LOW, true },
-	{ "seq-cutoff", O_SEQ_CUTOFF, true }, { "ident", O_IDENT, true },
-	{ "devname", O_DEVNAME, true }, { "flush", O_FLUSH, false },
-	{ "keep-dirty", O_KEEP_DIRTY, false },
-	{ "discard-dirty", O_DISCARD_DIRTY, false },
-	{ "background", O_BACKGROUND, false }, { "json", O_JSON, false },
-	{ "all", O_ALL, false }, { "force", O_FORCE, false },
-};
+static const char *opt_name(int id)
+{
+	return all_opts[id].name;
+}
 
 /* Options each command takes (bit per O_*). */
 #define B(o) (1u << (o))
@@ -92,7 +112,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_PID] = B(O_JSON),
 	[VCC_LIST] = B(O_JSON),
 	[VCC_CARDS] = B(O_JSON),
-	[VCC_SHOW] = B(O_JSON),
+	[VCC_SHOW] = B(O_JSON) | B(O_ALL),
 	[VCC_HOTPLUG] = B(O_IDENT) | B(O_ALL),
 };
 
@@ -106,63 +126,97 @@ static const char *const opt_key[] = {
 struct parsed {
 	const char *pos[4096];		/* positional arguments */
 	int npos;
-	const char *val[ARRAY_SIZE(all_opts)];
-	bool given[ARRAY_SIZE(all_opts)];
+	const char *val[NR_OPTS];
+	bool given[NR_OPTS];
+	bool help, version;
 };
 
-static int parse_opts(struct vcc_args *a, int argc, char **argv,
-		      struct parsed *p)
+/* The option @arg (as given, "--name=value" shortened to "--name"). */
+static int unknown_opt(const char *c, const char *arg)
 {
-	const char *c = a->cmd_name;
-	bool dashdash = false;
-	int i;
+	const char *eq = strchr(arg, '=');
+	int n = eq ? (int)(eq - arg) : (int)strlen(arg);
 
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i], *eq;
-		const struct opt *o = NULL;
-		size_t n, k;
+	if (arg[0] == '-' && arg[1] != '-')
+		return vcc_usage_err("%s: unknown option '%s' (options are long: see 'vcache-config help %s')",
+				     c, arg, c);
+	return vcc_usage_err("%s: unknown option '%.*s' (see 'vcache-config help %s')",
+			     c, n, arg, c);
+}
 
-		if (dashdash || s[0] != '-' || !s[1] || isdigit((unsigned char)s[1])) {
-			if (p->npos >= (int)ARRAY_SIZE(p->pos))
-				return vcc_usage_err("%s: too many arguments", c);
-			p->pos[p->npos++] = s;
+/*
+ * @argv[0] is the program; the other arguments that are not options go
+ * to @p->pos in order (the command first, see take_cmd()).
+ */
+static int parse_opts(int argc, char **argv, struct parsed *p)
+{
+	const char *c = "vcache-config";
+	int ch, i, id;
+
+	opterr = 0;
+	optind = 0;		/* glibc: start afresh (the tests parse many times) */
+	while ((ch = getopt_long(argc, argv, ":hV", all_opts, NULL)) != -1) {
+		const char *arg = argv[optind - 1];
+
+		switch (ch) {
+		case 'h':
+			p->help = true;
 			continue;
-		}
-		if (!strcmp(s, "--")) {
-			dashdash = true;
+		case 'V':
+			p->version = true;
 			continue;
-		}
-		if (s[1] != '-')
-			return vcc_usage_err("%s: unknown option '%s' (options are long: see 'vcache-config help %s')",
-					     c, s, c);
-		s += 2;
-		eq = strchr(s, '=');
-		n = eq ? (size_t)(eq - s) : strlen(s);
-		for (k = 0; k < ARRAY_SIZE(all_opts); k++)
-			if (strlen(all_opts[k].name) == n &&
-			    !strncmp(all_opts[k].name, s, n))
-				o = &all_opts[k];
-		if (!o || !(cmd_opts[a->cmd] & B(o->id)))
-			return vcc_usage_err("%s: unknown option '--%.*s' (see 'vcache-config help %s')",
-					     c, (int)n, s, c);
-		if (p->given[o->id])
-			return vcc_usage_err("%s: --%s is given twice", c, o->name);
-		p->given[o->id] = true;
-		if (!o->arg) {
-			if (eq)
+		case ':':
+			id = optopt - O_BASE;
+			return vcc_usage_err("%s: --%s needs a value", c,
+					     id >= 0 && id < NR_OPTS ? opt_name(id) : "?");
+		case '?':
+			id = optopt - O_BASE;
+			if (optopt >= O_BASE && id < NR_OPTS)
 				return vcc_usage_err("%s: --%s takes no value", c,
-						     o->name);
-			continue;
-		}
-		if (eq) {
-			p->val[o->id] = eq + 1;
-		} else {
-			if (i + 1 >= argc)
-				return vcc_usage_err("%s: --%s needs a value", c,
-						     o->name);
-			p->val[o->id] = argv[++i];
+						     opt_name(id));
+			if (optopt && optopt < O_BASE) {	/* -x */
+				char o[3] = { '-', (char)optopt, 0 };
+
+				return unknown_opt(c, o);
+			}
+			return unknown_opt(c, arg);
+		default:
+			id = ch - O_BASE;
+			if (p->given[id])
+				return vcc_usage_err("%s: --%s is given twice", c,
+						     opt_name(id));
+			p->given[id] = true;
+			p->val[id] = optarg;
 		}
 	}
+	for (i = optind; i < argc; i++) {
+		if (p->npos >= (int)ARRAY_SIZE(p->pos))
+			return vcc_usage_err("%s: too many arguments", c);
+		p->pos[p->npos++] = argv[i];
+	}
+	return 0;
+}
+
+/* The command: the first positional argument; its options checked. */
+static int take_cmd(struct vcc_args *a, struct parsed *p)
+{
+	int cmd, o;
+
+	if (p->npos < 1)
+		return vcc_usage_err("no command given (vcache-config --help lists them)");
+	cmd = vcc_cmd_by_name(p->pos[0]);
+	if (cmd < 0)
+		return vcc_usage_err("unknown command '%s' (vcache-config --help lists them)",
+				     p->pos[0]);
+	a->cmd = (enum vcc_cmd)cmd;
+	a->cmd_name = vcc_cmd_name(a->cmd);
+	for (o = 0; o < NR_OPTS; o++)
+		if (p->given[o] && !(cmd_opts[a->cmd] & B(o)))
+			return vcc_usage_err("%s: unknown option '--%s' (see 'vcache-config help %s')",
+					     a->cmd_name, opt_name(o), a->cmd_name);
+	/* the command's own arguments from here on */
+	memmove(p->pos, p->pos + 1, (size_t)(p->npos - 1) * sizeof(p->pos[0]));
+	p->npos--;
 	return 0;
 }
 
@@ -421,6 +475,7 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 	case VCC_SHOW:
 	case VCC_RESET_STATS:
 		a->json = p->given[O_JSON];
+		a->all = p->given[O_ALL];
 		if (take_name(a, p, "cache NAME"))
 			return -1;
 		return no_more(a, p, 1);
@@ -452,22 +507,26 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 int vcc_parse_args(int argc, char **argv, struct vcc_args *a)
 {
 	struct parsed *p;
-	int cmd, rc;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->pid_default = -1;
 	a->pid_list = -1;
 	a->pid_op = -1;
-	cmd = vcc_cmd_by_name(argv[0]);
-	if (cmd < 0)
-		return vcc_usage_err("unknown command '%s' (vcache-config --help lists them)",
-				     argv[0]);
-	a->cmd = (enum vcc_cmd)cmd;
-	a->cmd_name = vcc_cmd_name(a->cmd);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
-	rc = parse_opts(a, argc, argv, p);
+	rc = parse_opts(argc, argv, p);
+	if (!rc && (p->help || p->version)) {
+		a->help = p->help;
+		a->version = p->version;
+		if (p->npos)
+			a->help_cmd = p->pos[0];
+		free(p);
+		return 0;
+	}
+	if (!rc)
+		rc = take_cmd(a, p);
 	if (!rc)
 		rc = parse_cmd(a, p);
 	free(p);

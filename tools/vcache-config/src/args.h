@@ -32,8 +32,10 @@ struct vcc_args {
 	struct vcc_settings set;
 	u32 flags;			/* VCACHE_F_* */
 	bool background, json;
-	bool all;			/* hotplug --all */
+	bool all;			/* hotplug --all; show --all */
 	bool force;			/* create: over an existing cache */
+	bool help, version;		/* --help [COMMAND], --version */
+	const char *help_cmd;
 	/* pid */
 	enum vcc_pid_cmd pid_cmd;
 	int pid_list, pid_op, pid_default;
@@ -42,8 +44,11 @@ struct vcc_args {
 };
 
 /*
- * Parse the command @argv[0] and its arguments.  0, or -1 with a usage
- * error (vcc_errbuf, VCACHE_EXIT_USAGE) or a device error.
+ * Parse a whole command line (@argv[0] the program): options anywhere
+ * (getopt_long: --opt VALUE or --opt=VALUE), the first other argument is
+ * the command.  0 (a->help or a->version may be set instead of a
+ * command), or -1 with a usage error (vcc_errbuf, VCACHE_EXIT_USAGE) or a
+ * device error.
  */
 int vcc_parse_args(int argc, char **argv, struct vcc_args *a);
 /* The command of a name or alias, or -1. */

@@ -431,7 +431,7 @@ int vcc_cmd_show(struct vcc_nl *nl, struct vcc_args *a)
 		return NOMEM();
 	rc = vcc_nl_get(nl, a->name, c, NULL);
 	if (!rc)
-		(a->json ? &vcc_print_json : &vcc_print_text)->show(stdout, c);
+		(a->json ? &vcc_print_json : &vcc_print_text)->show(stdout, c, a->all);
 	free(c);
 	return rc;
 }

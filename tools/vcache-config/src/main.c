@@ -63,8 +63,10 @@ static const struct command commands[] = {
 	  "The PID lists: which processes' I/O cache NAME caches." },
 	{ VCC_LIST, vcc_cmd_list, true, "list [--json]",
 	  "Every cache, one line each." },
-	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--json]",
-	  "Everything about cache NAME: settings, backing devices, statistics." },
+	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--all] [--json]",
+	  "Cache NAME: settings, a summary (hit ratios, dirty data, write-back\n"
+	  "rate, errors) and its backing devices; --all adds every parameter and\n"
+	  "counter.  --json always prints everything." },
 	{ VCC_RESET_STATS, vcc_cmd_reset_stats, true, "reset-stats NAME",
 	  "Zero the statistics of cache NAME." },
 	{ VCC_HOTPLUG, vcc_cmd_hotplug, true, "hotplug DEV [--ident STRING] | hotplug --all",
@@ -131,25 +133,21 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return VCACHE_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("vcache-config %s (netlink family %s version %d)\n",
-		       VCC_VERSION, VCACHE_GENL_NAME, VCACHE_GENL_VERSION);
-		return 0;
-	}
 	if (!strcmp(argv[1], "help"))
 		return argc > 2 ? help(argv[2]) : (usage(stdout), 0);
-	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
-		return help(argv[1]);
 
-	if (vcc_parse_args(argc - 1, argv + 1, &a)) {
+	if (vcc_parse_args(argc, argv, &a)) {
 		if (a.cmd == VCC_HOTPLUG && vcc_err_code != VCACHE_EXIT_USAGE)
 			return 0;	/* gone already, not in sysfs: nothing */
 		fprintf(stderr, "vcache-config: %s\n", vcc_errbuf);
 		return vcc_err_code;
+	}
+	if (a.help)
+		return a.help_cmd ? help(a.help_cmd) : (usage(stdout), 0);
+	if (a.version) {
+		printf("vcache-config %s (netlink family %s version %d)\n",
+		       VCC_VERSION, VCACHE_GENL_NAME, VCACHE_GENL_VERSION);
+		return 0;
 	}
 	c = find(a.cmd);
 	if (a.cmd == VCC_HOTPLUG && hotplug_nothing_to_do(&a))

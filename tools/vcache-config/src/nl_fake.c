@@ -116,7 +116,7 @@ static void backing(json_object *o, struct vcc_backing_info *b)
 	if (num(o, "id", &x, &b->has, VCACHE_B_ID))
 		b->id = (u32)x;
 	word(o, "state", vcc_bstates, &b->state, &b->has, VCACHE_B_STATE);
-	num(o, "size", &b->size, &b->has, VCACHE_B_SIZE);
+	num(o, "size_bytes", &b->size, &b->has, VCACHE_B_SIZE);
 	num(o, "dirty_bytes", &b->dirty_bytes, &b->has, VCACHE_B_DIRTY_BYTES);
 	if (get(o, "stats", &v)) {
 		VCC_SET_HAS(b, VCACHE_B_STATS);
@@ -136,7 +136,7 @@ static void flush(json_object *o, struct vcc_flush_info *f)
 	num(o, "target_blocks", &f->target, &f->has, VCACHE_FL_TARGET);
 	num(o, "done_blocks", &f->done, &f->has, VCACHE_FL_DONE);
 	num(o, "remaining_blocks", &f->remaining, &f->has, VCACHE_FL_REMAINING);
-	if (num(o, "result", &x, &f->has, VCACHE_FL_RESULT))
+	if (num(o, "last_result_errno", &x, &f->has, VCACHE_FL_RESULT))
 		f->result = (u32)x;
 	if (num(o, "seq", &x, &f->has, VCACHE_FL_SEQ))
 		f->seq = (u32)x;
@@ -174,9 +174,9 @@ static void cache(json_object *o, struct vcc_cache_info *c)
 	str(o, "cache_disk", c->cache_disk, sizeof(c->cache_disk), &c->has,
 	    VCACHE_A_CACHE_DISK);
 	str(o, "card", c->card, sizeof(c->card), &c->has, VCACHE_A_CARD);
-	num(o, "region_start", &c->region_start, &c->has, VCACHE_A_REGION_START);
-	num(o, "cache_size", &c->cache_size, &c->has, VCACHE_A_CACHE_SIZE);
-	if (num(o, "block_size", &x, &c->has, VCACHE_A_BLOCK_SIZE))
+	num(o, "region_start_bytes", &c->region_start, &c->has, VCACHE_A_REGION_START);
+	num(o, "cache_size_bytes", &c->cache_size, &c->has, VCACHE_A_CACHE_SIZE);
+	if (num(o, "block_size_bytes", &x, &c->has, VCACHE_A_BLOCK_SIZE))
 		c->block_size = (u32)x;
 	if (get(o, "flush", &v)) {
 		VCC_SET_HAS(c, VCACHE_A_FLUSH);

@@ -13,7 +13,8 @@
 
 struct vcc_printer {
 	void (*list)(FILE *f, const struct vcc_cache_info *c, unsigned int n);
-	void (*show)(FILE *f, const struct vcc_cache_info *c);
+	/* @all: text with every parameter and counter (show --all) */
+	void (*show)(FILE *f, const struct vcc_cache_info *c, bool all);
 	void (*pids)(FILE *f, const struct vcc_pid_info *p);
 };
 

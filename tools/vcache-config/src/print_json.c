@@ -52,7 +52,7 @@ static json_object *flush_json(const struct vcc_cache_info *c)
 	add(o, "remaining_bytes", VCC_HAS(fl, VCACHE_FL_REMAINING) &&
 	    VCC_HAS(c, VCACHE_A_BLOCK_SIZE),
 	    u64_obj(fl->remaining * c->block_size));
-	add(o, "result", VCC_HAS(fl, VCACHE_FL_RESULT), u64_obj(fl->result));
+	add(o, "last_result_errno", VCC_HAS(fl, VCACHE_FL_RESULT), u64_obj(fl->result));
 	add(o, "seq", VCC_HAS(fl, VCACHE_FL_SEQ), u64_obj(fl->seq));
 	return o;
 }
@@ -70,7 +70,7 @@ static json_object *backing_json(const struct vcc_backing_info *b)
 	add(o, "id", VCC_HAS(b, VCACHE_B_ID), u64_obj(b->id));
 	add(o, "state", VCC_HAS(b, VCACHE_B_STATE),
 	    str_obj(vcc_name_of(vcc_bstates, b->state)));
-	add(o, "size", VCC_HAS(b, VCACHE_B_SIZE), u64_obj(b->size));
+	add(o, "size_bytes", VCC_HAS(b, VCACHE_B_SIZE), u64_obj(b->size));
 	add(o, "dirty_bytes", VCC_HAS(b, VCACHE_B_DIRTY_BYTES),
 	    u64_obj(b->dirty_bytes));
 	if (VCC_HAS(b, VCACHE_B_STATS)) {
@@ -106,11 +106,11 @@ static json_object *cache_json(const struct vcc_cache_info *c)
 	add(o, "cache_disk", VCC_HAS(c, VCACHE_A_CACHE_DISK),
 	    str_obj(c->cache_disk));
 	add(o, "card", VCC_HAS(c, VCACHE_A_CARD), str_obj(c->card));
-	add(o, "region_start", VCC_HAS(c, VCACHE_A_REGION_START),
+	add(o, "region_start_bytes", VCC_HAS(c, VCACHE_A_REGION_START),
 	    u64_obj(c->region_start));
-	add(o, "cache_size", VCC_HAS(c, VCACHE_A_CACHE_SIZE),
+	add(o, "cache_size_bytes", VCC_HAS(c, VCACHE_A_CACHE_SIZE),
 	    u64_obj(c->cache_size));
-	add(o, "block_size", VCC_HAS(c, VCACHE_A_BLOCK_SIZE),
+	add(o, "block_size_bytes", VCC_HAS(c, VCACHE_A_BLOCK_SIZE),
 	    u64_obj(c->block_size));
 	add(o, "dirty_bytes", true, u64_obj(vcc_cache_dirty(c)));
 	add(o, "pid_default", VCC_HAS(c, VCACHE_A_PID_DEFAULT),
@@ -154,8 +154,10 @@ static void list(FILE *f, const struct vcc_cache_info *c, unsigned int n)
 	out(f, o);
 }
 
-static void show(FILE *f, const struct vcc_cache_info *c)
+/* JSON is always complete: --all changes only the text */
+static void show(FILE *f, const struct vcc_cache_info *c, bool all)
 {
+	(void)all;
 	out(f, cache_json(c));
 }
 

@@ -72,7 +72,65 @@ static void show_flush(FILE *f, const struct vcc_cache_info *c)
 		fl->result ? strerror((int)fl->result) : "ok");
 }
 
-static void show(FILE *f, const struct vcc_cache_info *c)
+/* "90.9% (900 of 990)", or "-" when nothing was counted */
+static const char *ratio(u64 hits, u64 misses, char *buf, size_t len)
+{
+	u64 n = hits + misses;
+
+	if (!n)
+		return "- (none counted)";
+	snprintf(buf, len, "%.1f%% (%llu of %llu blocks)",
+		 (double)hits * 100.0 / (double)n, (unsigned long long)hits,
+		 (unsigned long long)n);
+	return buf;
+}
+
+/* What an administrator looks at first: the full list is behind --all. */
+static void show_summary(FILE *f, const struct vcc_cache_info *c)
+{
+	const u64 *s = c->stat;
+	u64 ns = s[VCACHE_S_ELAPSED_NS], wb = s[VCACHE_S_WB_BYTES];
+	u64 errs = s[VCACHE_S_CACHE_READ_ERRORS] + s[VCACHE_S_CACHE_WRITE_ERRORS] +
+		   s[VCACHE_S_BACKING_READ_ERRORS] + s[VCACHE_S_BACKING_WRITE_ERRORS] +
+		   s[VCACHE_S_LOST_BLOCKS];
+	char a[64], b[32];
+
+	if (!VCC_HAS(c, VCACHE_A_STATS))
+		return;
+	fprintf(f, "  %-16s %s\n", "read hits",
+		ratio(s[VCACHE_S_READ_HITS], s[VCACHE_S_READ_MISSES], a, sizeof(a)));
+	fprintf(f, "  %-16s %s\n", "write hits",
+		ratio(s[VCACHE_S_WRITE_HITS], s[VCACHE_S_WRITE_MISSES], a, sizeof(a)));
+	if (c->cache_size)
+		fprintf(f, "  %-16s %.1f%% of the cache\n", "dirty share",
+			(double)vcc_cache_dirty(c) * 100.0 / (double)c->cache_size);
+	if (ns >= 1000000000ULL)
+		fprintf(f, "  %-16s %s/s on average over %llu s (%llu bytes written back)\n",
+			"write-back", human((u64)((double)wb * 1e9 / (double)ns), b, sizeof(b)),
+			(unsigned long long)(ns / 1000000000ULL),
+			(unsigned long long)wb);
+	else
+		fprintf(f, "  %-16s %llu bytes written back\n", "write-back",
+			(unsigned long long)wb);
+	if (s[VCACHE_S_WB_RATE_BPS])
+		fprintf(f, "  %-16s rate-controlled now at %s/s\n", "",
+			human(s[VCACHE_S_WB_RATE_BPS], b, sizeof(b)));
+	if (s[VCACHE_S_WB_THROTTLED])
+		fprintf(f, "  %-16s %llu writes slowed at the high watermark\n", "",
+			(unsigned long long)s[VCACHE_S_WB_THROTTLED]);
+	if (!errs)
+		fprintf(f, "  %-16s none\n", "errors");
+	else
+		fprintf(f, "  %-16s cache read %llu, cache write %llu, backing read %llu, backing write %llu, lost blocks %llu\n",
+			"errors",
+			(unsigned long long)s[VCACHE_S_CACHE_READ_ERRORS],
+			(unsigned long long)s[VCACHE_S_CACHE_WRITE_ERRORS],
+			(unsigned long long)s[VCACHE_S_BACKING_READ_ERRORS],
+			(unsigned long long)s[VCACHE_S_BACKING_WRITE_ERRORS],
+			(unsigned long long)s[VCACHE_S_LOST_BLOCKS]);
+}
+
+static void show(FILE *f, const struct vcc_cache_info *c, bool all)
 {
 	char a[32], d[32], e[32], cd[64], bd[128];
 	unsigned int i;
@@ -104,6 +162,7 @@ static void show(FILE *f, const struct vcc_cache_info *c)
 		fprintf(f, "  %-16s %s\n", "pid default",
 			vcc_name_of(vcc_pid_defaults, c->pid_default));
 	show_flush(f, c);
+	show_summary(f, c);
 
 	fprintf(f, "backing devices\n");
 	for (i = 0; i < c->nr_backing; i++) {
@@ -129,6 +188,11 @@ static void show(FILE *f, const struct vcc_cache_info *c)
 	if (!c->nr_backing)
 		fprintf(f, "  none\n");
 
+	if (!all) {
+		fprintf(f, "(parameters and every counter: vcache-config show %s --all)\n",
+			c->name);
+		return;
+	}
 	fprintf(f, "parameters\n");
 	for (k = 1; k <= VCACHE_P_MAX; k++)
 		if (c->has_param[k])

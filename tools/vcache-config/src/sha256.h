@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* sha256.h - SHA-256 (FIPS 180-4), for identities too long to keep whole. */
+/* sha256.h - SHA-256 (libcrypto), for identities too long to keep whole. */
 #ifndef VCC_SHA256_H
 #define VCC_SHA256_H
 

@@ -64,26 +64,27 @@ mkdir -p "$T/json"
 if "$OUT/unit" --json "$T/json"; then
 	pycheck json_show "$T/json/show.json" '
 keys = ["name", "state", "mode", "requested_mode", "policy", "cache_dev",
-        "cache_disk", "card", "region_start", "cache_size", "block_size",
+        "cache_disk", "card", "region_start_bytes", "cache_size_bytes",
+        "block_size_bytes",
         "dirty_bytes", "pid_default", "flush", "backing", "params", "stats"]
 assert sorted(d) == sorted(keys), sorted(d)
 assert d["name"] == "db" and d["state"] == "degraded"
 assert d["mode"] == "wt" and d["requested_mode"] == "wb"
 assert d["policy"] == "fifo" and d["pid_default"] == "cache-none"
 assert d["cache_dev"] == "250:0" and d["cache_disk"] == "vflash0"
-assert d["card"] is None and d["region_start"] is None
-assert d["cache_size"] == 1 << 30 and d["block_size"] == 4096
+assert d["card"] is None and d["region_start_bytes"] is None
+assert d["cache_size_bytes"] == 1 << 30 and d["block_size_bytes"] == 4096
 assert d["dirty_bytes"] == 3 * 1048576
 f = d["flush"]
 assert f == {"running": True, "target_blocks": 1000, "done_blocks": 250,
              "remaining_blocks": 750, "remaining_bytes": 750 * 4096,
-             "result": 0, "seq": 3}, f
+             "last_result_errno": 0, "seq": 3}, f
 assert d["params"] == {"dirty_high_pct": 60, "commit_ms": 100}
 assert d["stats"] == {"reads": 12345678901, "lost_reads": 0}
 b0, b1 = d["backing"]
 assert b0 == {"devname": "db", "disk": "vcache0", "backing_disk": "vdb",
               "backing_dev": "254:16", "ident": "serial:vcache-hdd", "id": 0,
-              "state": "attached", "size": 4 << 30,
+              "state": "attached", "size_bytes": 4 << 30,
               "dirty_bytes": 3 * 1048576}, b0
 assert b1["state"] == "waiting" and b1["disk"] is None
 assert b1["backing_dev"] is None and b1["dirty_bytes"] == 0
@@ -178,7 +179,7 @@ d = json.load(open(p))
 c = d["caches"][0]
 r, done, rem, seq, res = sys.argv[2:]
 c["flush"].update(running=r == "1", done_blocks=int(done),
-                  remaining_blocks=int(rem), seq=int(seq), result=int(res))
+                  remaining_blocks=int(rem), seq=int(seq), last_result_errno=int(res))
 c["backing"][0]["dirty_bytes"] = int(rem) * 4096
 json.dump(d, open(p + ".new", "w"))
 os.rename(p + ".new", p)' "$T/fake.json" "$@"
@@ -302,6 +303,43 @@ json.dump(d, open(sys.argv[1] + ".wait", "w"))' "$T/fake.json"
 	else
 		bad dry_show_waiting "$(cat "$T/out" "$T/err")"
 	fi
+	# show: a summary; every counter behind --all
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["caches"][0]
+c["cache_size_bytes"] = 1 << 30
+c["stats"] = {"read_hits": 900, "read_misses": 100, "write_hits": 300,
+              "write_misses": 100, "wb_bytes": 100 << 20,
+              "elapsed_ns": 10 * 10**9, "backing_write_errors": 2,
+              "wb_rate_bps": 4 << 20, "wb_throttled": 5,
+              "evictions": 77}
+json.dump(d, open(sys.argv[1] + ".sum", "w"))' "$T/fake.json"
+	sdry() { VCACHE_NL_DRYRUN=1 VCACHE_NL_FAKE=$T/fake.json.sum "$VC" "$@"; }
+	if sdry show db >"$T/out" 2>"$T/err" &&
+	   grep -q "^  read hits  *90.0% (900 of 1000 blocks)$" "$T/out" &&
+	   grep -q "^  write hits  *75.0% (300 of 400 blocks)$" "$T/out" &&
+	   grep -q "^  write-back  *10.0 MiB/s on average over 10 s (104857600 bytes written back)$" "$T/out" &&
+	   grep -q "^  *rate-controlled now at 4.0 MiB/s$" "$T/out" &&
+	   grep -q "^  *5 writes slowed at the high watermark$" "$T/out" &&
+	   grep -q "^  errors  *cache read 0, cache write 0, backing read 0, backing write 2, lost blocks 0$" "$T/out" &&
+	   grep -q "^  dirty share " "$T/out" &&
+	   ! grep -q "evictions\|^statistics\|^parameters" "$T/out" &&
+	   grep -q "show db --all" "$T/out"; then
+		ok dry_show_summary
+	else
+		bad dry_show_summary "$(cat "$T/out" "$T/err")"
+	fi
+	if sdry show --all db >"$T/out" 2>"$T/err" &&
+	   grep -q "^statistics$" "$T/out" && grep -q "^  evictions  *77$" "$T/out" &&
+	   grep -q "^  read hits  *90.0%" "$T/out" &&
+	   sdry show db --all --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"stats\"][\"evictions\"] == 77" &&
+	   sdry show db --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"stats\"][\"evictions\"] == 77"; then
+		ok dry_show_all
+	else
+		bad dry_show_all "$(cat "$T/out" "$T/err")"
+	fi
+	expect dry_list_all_refused 2 "list: unknown option '--all'" sdry list --all
 
 	# detach / delete with dirty data: refused before anything is sent
 	dry "$VC" detach db >"$T/out" 2>"$T/err"

@@ -8,6 +8,11 @@
  * "unit --json DIR" writes the JSON printers' output for canned caches
  * to DIR/{show,list,pids}.json (tests/run.sh checks them with python3).
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,28 +28,37 @@
 #include "sha256.h"
 #include "size.h"
 
-static int failures, passed, failed;
+/*
+ * cmocka runs the tests (one per t_* function: isolation, crashes caught,
+ * its report); inside a test, CHECK is an expectation that reports and
+ * carries on, so one run shows every failing case of a table, and the
+ * test fails at its end if any did.
+ */
+static int failures;
 
 #define CHECK(c) do {							\
 		if (!(c)) {						\
-			fprintf(stderr, "  %s:%d: CHECK(%s) failed%s%s\n", \
-				__FILE__, __LINE__, #c,			\
-				vcc_errbuf[0] ? ": last error: " : "",	\
-				vcc_errbuf);				\
+			print_error("  %s:%d: CHECK(%s) failed%s%s\n",	\
+				    __FILE__, __LINE__, #c,		\
+				    vcc_errbuf[0] ? ": last error: " : "", \
+				    vcc_errbuf);			\
 			failures++;					\
 		}							\
 	} while (0)
 
-static void run(const char *name, void (*fn)(void))
+struct unit_test {
+	void (*fn)(void);
+};
+
+static void run(void **state)
 {
+	const struct unit_test *t = *state;
+
 	failures = 0;
 	vcc_errbuf[0] = '\0';
-	fn();
-	printf("%s %s\n", failures ? "FAIL" : "ok  ", name);
+	t->fn();
 	if (failures)
-		failed++;
-	else
-		passed++;
+		fail_msg("%d check(s) failed", failures);
 }
 
 /* ---------------------------------------------------------------- sizes */
@@ -472,7 +486,7 @@ static int parse(const char *line, struct vcc_args *a)
 	int argc = 0;
 	char *tok;
 
-	snprintf(buf, sizeof(buf), "%s", line);
+	snprintf(buf, sizeof(buf), "vcache-config %s", line);
 	for (tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
@@ -498,7 +512,7 @@ static void t_args_refused(void)
 {
 	refused("frobnicate", "unknown command 'frobnicate'");
 	refused("create", "cache NAME is missing");
-	refused("create -db --cache x --backing y", "unknown option '-db'");
+	refused("create -db --cache x --backing y", "unknown option '-d'");
 	refused("create .db --cache x --backing y", "may not start with '.'");
 	refused("create d/b --cache x --backing y", "only letters");
 	refused("create abcdefghijabcdefghijabcdefghijab --cache x", "1 to 31");
@@ -518,6 +532,10 @@ static void t_args_refused(void)
 	refused("create db --cache x --backing y --mode wb --mode wt", "given twice");
 	refused("create db --cache x --backing y --flush", "unknown option '--flush'");
 	refused("create db --cache", "--cache needs a value");
+	refused("--cache=x create db --backing=y --mode=xx", "bad mode 'xx'");
+	refused("--json create db --cache x --backing y", "create: unknown option '--json'");
+	refused("list --frob", "unknown option '--frob'");
+	refused("--json", "no command given");
 	refused("create db extra --cache x --backing y", "unexpected argument 'extra'");
 	refused("attach db", "--backing DEV is required");
 	refused("detach db --flush --keep-dirty", "exclude each other");
@@ -575,6 +593,19 @@ static void t_args_accepted(void)
 	CHECK(!parse("delete db", &a) && a.flags == 0);
 	CHECK(!parse("flush db --background", &a) && a.background);
 	CHECK(!parse("list --json", &a) && a.json && a.cmd == VCC_LIST);
+	/* getopt_long: options anywhere, --opt=value */
+	CHECK(!parse("--json list", &a) && a.json && a.cmd == VCC_LIST);
+	CHECK(!parse("--json show db", &a) && a.json && a.cmd == VCC_SHOW &&
+	      !strcmp(a.name, "db"));
+	CHECK(!parse("show --json db", &a) && a.json && !strcmp(a.name, "db"));
+	CHECK(!parse("--background flush db", &a) && a.background &&
+	      a.cmd == VCC_FLUSH);
+	CHECK(!parse("--json cards", &a) && a.json && a.cmd == VCC_CARDS);
+	CHECK(!parse("show db --help", &a) && a.help &&
+	      !strcmp(a.help_cmd, "show"));
+	CHECK(!parse("--version", &a) && a.version);
+	CHECK(!parse("pid --json db list", &a) && a.json &&
+	      a.pid_cmd == VCC_PID_LIST_CMD);
 	CHECK(!parse("ls", &a) && a.cmd == VCC_LIST);
 	CHECK(!parse("show db --json", &a) && a.json && a.cmd == VCC_SHOW);
 }
@@ -693,7 +724,7 @@ static int write_json(const char *dir)
 	f = fopen(path, "w");
 	if (!f)
 		return 1;
-	vcc_print_json.show(f, &c[0]);
+	vcc_print_json.show(f, &c[0], false);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/list.json", dir);
 	f = fopen(path, "w");
@@ -712,12 +743,45 @@ static int write_json(const char *dir)
 	f = fopen(path, "w");
 	if (!f)
 		return 1;
-	vcc_print_text.show(f, &c[0]);
+	vcc_print_text.show(f, &c[0], true);
 	vcc_print_text.list(f, c, 2);
 	vcc_print_text.pids(f, &p);
 	fclose(f);
 	return 0;
 }
+
+static const struct unit_test u_size_good = { t_size_good };
+static const struct unit_test u_size_bad = { t_size_bad };
+static const struct unit_test u_pct_or_size = { t_pct_or_size };
+static const struct unit_test u_duration = { t_duration };
+static const struct unit_test u_every_param_key = { t_every_param_key };
+static const struct unit_test u_friendly_keys = { t_friendly_keys };
+static const struct unit_test u_settings_conflicts = { t_settings_conflicts };
+static const struct unit_test u_ident_fake_sysfs = { t_ident };
+static const struct unit_test u_ident_fit_hash = { t_ident_fit };
+static const struct unit_test u_sha256 = { t_sha256 };
+static const struct unit_test u_args_refused = { t_args_refused };
+static const struct unit_test u_args_accepted = { t_args_accepted };
+static const struct unit_test u_guard = { t_guard };
+static const struct unit_test u_names = { t_names };
+#define T(n) { .name = #n, .test_func = run, .initial_state = (void *)&u_##n }
+static const struct CMUnitTest tests[] = {
+	T(size_good),
+	T(size_bad),
+	T(pct_or_size),
+	T(duration),
+	T(every_param_key),
+	T(friendly_keys),
+	T(settings_conflicts),
+	T(ident_fake_sysfs),
+	T(ident_fit_hash),
+	T(sha256),
+	T(args_refused),
+	T(args_accepted),
+	T(guard),
+	T(names)
+};
+#undef T
 
 int main(int argc, char **argv)
 {
@@ -725,24 +789,14 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--json"))
 		return write_json(argv[2]);
-	run("size_good", t_size_good);
-	run("size_bad", t_size_bad);
-	run("pct_or_size", t_pct_or_size);
-	run("duration", t_duration);
-	run("every_param_key", t_every_param_key);
-	run("friendly_keys", t_friendly_keys);
-	run("settings_conflicts", t_settings_conflicts);
+	int nfail;
+
 	fake_sysfs();
-	run("ident_fake_sysfs", t_ident);
-	run("ident_fit_hash", t_ident_fit);
-	run("sha256", t_sha256);
-	run("args_refused", t_args_refused);
-	run("args_accepted", t_args_accepted);
-	run("guard", t_guard);
-	run("names", t_names);
+	nfail = cmocka_run_group_tests(tests, NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", root);
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	printf("unit: %d passed, %d failed\n",
+	       (int)ARRAY_SIZE(tests) - nfail, nfail);
+	return nfail != 0;
 }

@@ -8,6 +8,7 @@
  * reading every SEC, figures over the interval); --events; --reset-stats.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,7 +30,7 @@ enum fmt { F_TEXT, F_JSON, F_CSV, F_PROM };
 
 struct args {
 	enum fmt fmt;
-	bool watch, events, reset, detail;
+	bool watch, events, reset, detail, help, version;
 	double interval;
 	long count;		/* readings in --watch; 0: until q/Ctrl-C */
 	const char *name;
@@ -99,62 +100,132 @@ static int set_fmt(struct args *a, enum fmt f, const char *opt)
 	return 0;
 }
 
+static int set_name(struct args *a, const char *opt, const char *name)
+{
+	if (a->name && strcmp(a->name, name))
+		return bad("%s: only one cache name", opt);
+	a->name = name;
+	return 0;
+}
+
+/*
+ * getopt_long, as vcache-config: --opt VALUE or --opt=VALUE, options
+ * before or after the cache name.  --watch takes an optional interval:
+ * --watch=SEC, or --watch SEC when the next argument is a number.
+ */
+enum { O_JSON = 256, O_CSV, O_PROM, O_COUNT, O_DETAIL, O_RESET, O_EVENTS };
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, O_JSON },
+	{ "csv", no_argument, NULL, O_CSV },
+	{ "prometheus", no_argument, NULL, O_PROM },
+	{ "watch", optional_argument, NULL, 'w' },
+	{ "count", required_argument, NULL, O_COUNT },
+	{ "detail", required_argument, NULL, O_DETAIL },
+	{ "reset-stats", required_argument, NULL, O_RESET },
+	{ "events", no_argument, NULL, O_EVENTS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *long_name(int val)
+{
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (o->val == val)
+			return o->name;
+	return "?";
+}
+
 static int parse(int argc, char **argv, struct args *a)
 {
-	char *end;
-	int i;
+	const char *iv;
+	char *end, o[3];
+	int ch, rc;
 
 	memset(a, 0, sizeof(*a));
 	a->interval = 1.0;
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int rc = 0;
-
-		if (!strcmp(s, "--json")) {
-			rc = set_fmt(a, F_JSON, s);
-		} else if (!strcmp(s, "--csv")) {
-			rc = set_fmt(a, F_CSV, s);
-		} else if (!strcmp(s, "--prometheus")) {
-			rc = set_fmt(a, F_PROM, s);
-		} else if (!strcmp(s, "--watch") || !strcmp(s, "-w")) {
+	opterr = 0;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":w::hV", long_opts, NULL)) != -1) {
+		rc = 0;
+		switch (ch) {
+		case O_JSON:
+			rc = set_fmt(a, F_JSON, "--json");
+			break;
+		case O_CSV:
+			rc = set_fmt(a, F_CSV, "--csv");
+			break;
+		case O_PROM:
+			rc = set_fmt(a, F_PROM, "--prometheus");
+			break;
+		case 'w':
 			a->watch = true;
-			if (i + 1 < argc && argv[i + 1][0] != '-' &&
-			    strspn(argv[i + 1], "0123456789.") == strlen(argv[i + 1])) {
-				a->interval = strtod(argv[++i], &end);
-				if (*end || !(a->interval >= 0.1 && a->interval <= 3600))
+			iv = optarg;
+			if (!iv && optind < argc && argv[optind][0] != '-' &&
+			    strspn(argv[optind], "0123456789.") == strlen(argv[optind]))
+				iv = argv[optind++];
+			if (iv) {
+				a->interval = strtod(iv, &end);
+				if (!*iv || *end || !(a->interval >= 0.1 && a->interval <= 3600))
 					return bad("--watch %s: the interval is 0.1 to 3600 seconds",
-						   argv[i]);
+						   iv);
 			}
-		} else if (!strcmp(s, "--count")) {
-			if (i + 1 >= argc)
-				return bad("%s needs a number", s);
+			break;
+		case O_COUNT:
 			errno = 0;
-			a->count = strtol(argv[++i], &end, 10);
+			a->count = strtol(optarg, &end, 10);
 			if (errno || *end || a->count < 1 || a->count > 100000000)
 				return bad("--count %s: a number of readings, at least 1",
-					   argv[i]);
-		} else if (!strcmp(s, "--detail") || !strcmp(s, "--reset-stats")) {
-			if (i + 1 >= argc || argv[i + 1][0] == '-')
-				return bad("%s needs a cache name", s);
-			if (a->name && strcmp(a->name, argv[i + 1]))
-				return bad("%s: only one cache name", s);
-			a->name = argv[++i];
-			if (!strcmp(s, "--detail"))
+					   optarg);
+			break;
+		case O_DETAIL:
+		case O_RESET:
+			if (optarg[0] == '-')
+				return bad("--%s needs a cache name", long_name(ch));
+			rc = set_name(a, ch == O_DETAIL ? "--detail" : "--reset-stats",
+				      optarg);
+			if (ch == O_DETAIL)
 				a->detail = true;
 			else
 				a->reset = true;
-		} else if (!strcmp(s, "--events")) {
+			break;
+		case O_EVENTS:
 			a->events = true;
-		} else if (s[0] == '-') {
-			return bad("unknown option %s", s);
-		} else {
-			if (a->name && strcmp(a->name, s))
-				return bad("%s: only one cache name", s);
-			a->name = s;
+			break;
+		case 'h':
+			a->help = true;
+			break;
+		case 'V':
+			a->version = true;
+			break;
+		case ':':
+			if (optopt == O_DETAIL || optopt == O_RESET)
+				return bad("--%s needs a cache name", long_name(optopt));
+			return bad("--%s needs a number", long_name(optopt));
+		default:	/* '?' */
+			if (optopt >= O_JSON)
+				return bad("--%s takes no value", long_name(optopt));
+			if (optopt) {
+				o[0] = '-';
+				o[1] = (char)optopt;
+				o[2] = 0;
+				return bad("unknown option %s", o);
+			}
+			return bad("unknown option %s", argv[optind - 1]);
 		}
 		if (rc)
 			return rc;
 	}
+	for (; optind < argc; optind++) {
+		rc = set_name(a, argv[optind], argv[optind]);
+		if (rc)
+			return rc;
+	}
+	if (a->help || a->version)
+		return 0;
 	if (a->name && !valid_name(a->name))
 		return bad("'%s' is not a cache name ([A-Za-z0-9_.-], at most 31)",
 			   a->name);
@@ -331,7 +402,7 @@ static int on_event(struct nlattr *attrs, int len, void *arg)
 				json_object_new_uint64(c->flush.done));
 			json_object_object_add(b, "remaining_blocks",
 				json_object_new_uint64(c->flush.remaining));
-			json_object_object_add(b, "result_errno",
+			json_object_object_add(b, "last_result_errno",
 				json_object_new_uint64(c->flush.result));
 			json_object_object_add(o, "flush", b);
 		}
@@ -379,18 +450,18 @@ int main(int argc, char **argv)
 	struct args a;
 	int rc;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	rc = parse(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (a.help) {
 		usage(stdout);
 		return 0;
 	}
-	if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+	if (a.version) {
 		printf("vcache-monitor %s (netlink family %s version %d)\n",
 		       VCM_VERSION, VCACHE_GENL_NAME, VCACHE_GENL_VERSION);
 		return 0;
 	}
-	rc = parse(argc, argv, &a);
-	if (rc)
-		return rc;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: poll() returns */
 	sigaction(SIGINT, &sa, NULL);

@@ -43,21 +43,21 @@ def reading(k):
         "writeback": {"count": w, "sum_ns": w * 9000000, "buckets": {"110": w}},
     }
     db = {"name": "db", "state": "running", "mode": "wb", "policy": "lru",
-          "cache_disk": "vflash0", "cache_size": 1 << 30, "block_size": 4096,
+          "cache_disk": "vflash0", "cache_size_bytes": 1 << 30, "block_size_bytes": 4096,
           "stats": st, "latency": lat,
           "flush": {"running": k % 2 == 1, "target_blocks": 1000,
                     "done_blocks": 100 * k, "remaining_blocks": 1000 - 100 * k,
-                    "result": 0, "seq": 1},
+                    "last_result_errno": 0, "seq": 1},
           "backing": [{"devname": "db", "disk": "vcache0", "backing_disk": "vdb",
-                       "id": 0, "state": "attached", "size": 1 << 34,
+                       "id": 0, "state": "attached", "size_bytes": 1 << 34,
                        "dirty_bytes": 1 << 20, "stats": dev}]}
     logs = {"name": "logs-2", "state": "waiting", "mode": "wt", "policy": "fifo",
-            "cache_disk": "nvme0n1p3", "cache_size": 1 << 28, "block_size": 4096,
+            "cache_disk": "nvme0n1p3", "cache_size_bytes": 1 << 28, "block_size_bytes": 4096,
             "stats": {n: 0 for n in STATS},
             "flush": {"running": False, "target_blocks": 0, "done_blocks": 0,
-                      "remaining_blocks": 0, "result": 0, "seq": 0},
+                      "remaining_blocks": 0, "last_result_errno": 0, "seq": 0},
             "backing": [{"devname": "logs-2", "disk": "vcache1", "id": 0,
-                         "state": "waiting", "size": 0, "dirty_bytes": 0,
+                         "state": "waiting", "size_bytes": 0, "dirty_bytes": 0,
                          "stats": {n: 0 for n in STATS}}]}
     return {"caches": [db, logs]}
 

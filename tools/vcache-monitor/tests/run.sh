@@ -36,6 +36,14 @@ for args in "--bogus" "--watch 0" "--watch 5000" "--count 3" "--count 0 --watch"
 		bad "usage: $args" "rc=$rc out=$out"
 	fi
 done
+for args in "--watch=0" "--count=0 --watch" "--json=1" "--detail=" "-x"; do
+	out=$(VCACHE_NL_FORBID=1 "$M" $args 2>&1); rc=$?
+	if [ $rc -eq 2 ] && [[ "$out" == vcache-monitor:* ]]; then
+		ok "usage (getopt_long): $args"
+	else
+		bad "usage (getopt_long): $args" "rc=$rc out=$out"
+	fi
+done
 check "help" bash -c "'$M' --help | grep -q -- '--prometheus'"
 check "version" bash -c "'$M' --version | grep -q 'netlink family vcache'"
 out=$(env -u VCACHE_NL_DRYRUN "$M" 2>&1); rc=$?
@@ -91,6 +99,18 @@ PY
 dry "$R0" --json > "$tmp/j0.json" 2>&1
 check "json: schema (one reading)" validate "$tmp/j0.json"
 dry "$SEQ" --watch 0.1 --count 2 --json > "$tmp/j.jl" 2>&1
+# the same with --opt=value and the options after the name
+dry "$SEQ" db --json --watch=0.1 --count=2 > "$tmp/j2.jl" 2>&1
+check "getopt_long: NAME --json --watch=0.1 --count=2: two documents, db only" \
+	python3 -c "
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(docs) == 2, docs
+assert all([c['name'] for c in d['caches']] == ['db'] for d in docs)
+" "$tmp/j2.jl"
+dry "$R0" --detail=db --json > "$tmp/dj" 2>&1
+check "getopt_long: --detail=db --json" \
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [c['name'] for c in d['caches']] == ['db']" "$tmp/dj"
 check "json: schema (--watch, one document per line)" validate "$tmp/j.jl"
 check "json: two lines" test "$(wc -l < "$tmp/j.jl")" -eq 2
 # jq_ FILE EXPR: EXPR over d, the list of documents of FILE (JSON or JSON Lines)

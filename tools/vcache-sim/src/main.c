@@ -586,7 +586,7 @@ int main(int argc, char **argv)
 		printf(", \"requests\": %zu, \"reads\": %" PRIu64
 		       ", \"writes\": %" PRIu64 ", \"discards\": %" PRIu64
 		       ", \"flushes\": %" PRIu64 ", \"devices\": %u"
-		       ", \"block_size\": %u, \"block_accesses\": %zu"
+		       ", \"block_size_bytes\": %u, \"block_accesses\": %zu"
 		       ", \"working_set_blocks\": %u, \"working_set_bytes\": %"
 		       PRIu64 ", \"duration_ns\": %" PRIu64
 		       ", \"skipped_lines\": %" PRIu64

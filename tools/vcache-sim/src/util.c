@@ -23,37 +23,16 @@ int vs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 	return 0;
 }
 
+/*
+ * One size parser for every tool: vcache-config's (tools/vcache-config/
+ * src/size.c, compiled in here), its message dropped: the callers say
+ * which option was wrong.
+ */
+int vcc_parse_size(const char *what, const char *s, uint64_t *out);
+
 int vs_parse_size(const char *s, uint64_t *bytes)
 {
-	static const char units[] = "KMGTP";
-	uint64_t mult = 1;
-	long double v;
-	char *end;
-	const char *u;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtold(s, &end);
-	if (errno || end == s)
-		return -1;
-	if (*end) {
-		u = strchr(units, toupper((unsigned char)*end));
-		if (!u) {
-			if (strcasecmp(end, "B"))
-				return -1;
-		} else {
-			mult = 1ull << (10 * (u - units + 1));
-			end++;
-			if (*end && strcasecmp(end, "iB") && strcasecmp(end, "B"))
-				return -1;
-		}
-	}
-	v *= (long double)mult;
-	if (v >= 18446744073709551615.0L || v != floorl(v))
-		return -1;
-	*bytes = (uint64_t)v;
-	return 0;
+	return vcc_parse_size("size", s, bytes) ? -1 : 0;
 }
 
 const char *vs_fmt_size(uint64_t bytes, char *buf, size_t len)

@@ -159,7 +159,7 @@ fi
 if "$SIM" --json --reference --seq-bypass 0 -b 16K -s 1M,4M -p fifo,lru \
 	"$T/ro.iolog" >"$T/ro16.json" 2>"$T/err"; then
 	pycheck e2e_16k_blocks_vs_reference "$T/ro16.json" '
-assert d["trace"]["block_size"] == 16384
+assert d["trace"]["block_size_bytes"] == 16384
 for r in d["runs"]:
     s = next(s for s in d["sizes"] if s["cache_bytes"] == r["cache_bytes"])
     ref = s["ref_" + r["policy"]]
@@ -270,7 +270,7 @@ if "$SIM" --json -s 10%,1M -p fifo,lru,lru+admit -m wb,wt "$T/rw.iolog" \
 	>"$T/rw.json" 2>"$T/err"; then
 	pycheck json_output "$T/rw.json" '
 assert d["trace"]["requests"] == 30000
-assert d["trace"]["block_size"] == 4096
+assert d["trace"]["block_size_bytes"] == 4096
 assert len(d["sizes"]) == 2 and d["sizes"][1]["cache_bytes"] == 1 << 20
 assert len(d["runs"]) == 12
 for r in d["runs"]:

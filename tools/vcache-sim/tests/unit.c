@@ -5,6 +5,11 @@
  * the reference LRU/FIFO against a naive model.  Prints "N passed, N failed"
  * and exits non-zero on any failure.
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -19,10 +24,15 @@
 
 static int failures;	/* in the current test */
 
+/*
+ * cmocka runs the tests; inside one, CHECK is an expectation that reports
+ * and carries on (every failing case of a table in one run), and the test
+ * fails at its end if any did (run() below).
+ */
 #define CHECK(c) do {							\
 		if (!(c)) {						\
-			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n",	\
-				__FILE__, __LINE__, #c);		\
+			print_error("  %s:%d: CHECK(%s) failed\n",	\
+				    __FILE__, __LINE__, #c);		\
 			failures++;					\
 		}							\
 	} while (0)
@@ -958,45 +968,51 @@ struct test {
 	void (*fn)(void);
 };
 
+static const struct test tests[] = {
+	{ "blkparse_q", test_blkparse_q },
+	{ "blkparse_d_c", test_blkparse_dc },
+	{ "blkparse_malformed", test_blkparse_malformed },
+	{ "skip_bad", test_skip_bad },
+	{ "time_regression", test_time_regression },
+	{ "iolog_v3", test_iolog_v3 },
+	{ "iolog_v2", test_iolog_v2 },
+	{ "iolog_malformed", test_iolog_malformed },
+	{ "nul_byte", test_nul_byte },
+	{ "iolog_roundtrip_all_ops", test_iolog_roundtrip_all_ops },
+	{ "blkparse_times", test_blk_times },
+	{ "gen_roundtrip", test_gen_roundtrip },
+	{ "gen_distributions", test_gen_distributions },
+	{ "blocks_build", test_blocks_build },
+	{ "opt_known", test_opt_known },
+	{ "opt_bruteforce", test_opt_bruteforce },
+	{ "refsim_vs_naive", test_refsim },
+	{ "ref_admission_models", test_ref_admission },
+	{ "opt_bounds", test_opt_bounds },
+	{ "oracle_lfu", test_oracle_lfu },
+	{ "ref_lfu_vs_naive", test_ref_lfu },
+	{ "util", test_util },
+};
+
+static void run(void **state)
+{
+	const struct test *t = *state;
+
+	failures = 0;
+	t->fn();
+	if (failures)
+		fail_msg("%d check(s) failed", failures);
+}
+
 int main(void)
 {
-	static const struct test tests[] = {
-		{ "blkparse_q", test_blkparse_q },
-		{ "blkparse_d_c", test_blkparse_dc },
-		{ "blkparse_malformed", test_blkparse_malformed },
-		{ "skip_bad", test_skip_bad },
-		{ "time_regression", test_time_regression },
-		{ "iolog_v3", test_iolog_v3 },
-		{ "iolog_v2", test_iolog_v2 },
-		{ "iolog_malformed", test_iolog_malformed },
-		{ "nul_byte", test_nul_byte },
-		{ "iolog_roundtrip_all_ops", test_iolog_roundtrip_all_ops },
-		{ "blkparse_times", test_blk_times },
-		{ "gen_roundtrip", test_gen_roundtrip },
-		{ "gen_distributions", test_gen_distributions },
-		{ "blocks_build", test_blocks_build },
-		{ "opt_known", test_opt_known },
-		{ "opt_bruteforce", test_opt_bruteforce },
-		{ "refsim_vs_naive", test_refsim },
-		{ "ref_admission_models", test_ref_admission },
-		{ "opt_bounds", test_opt_bounds },
-		{ "oracle_lfu", test_oracle_lfu },
-		{ "ref_lfu_vs_naive", test_ref_lfu },
-		{ "util", test_util },
-	};
-	unsigned int i, passed = 0, failed = 0;
+	struct CMUnitTest cm[sizeof(tests) / sizeof(tests[0])];
+	unsigned int i;
+	int nfail;
 
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		failures = 0;
-		tests[i].fn();
-		if (failures) {
-			printf("FAIL %s\n", tests[i].name);
-			failed++;
-		} else {
-			printf("ok   %s\n", tests[i].name);
-			passed++;
-		}
-	}
-	printf("unit: %u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		cm[i] = (struct CMUnitTest){ .name = tests[i].name, .test_func = run,
+					     .initial_state = (void *)&tests[i] };
+	nfail = _cmocka_run_group_tests("vcache-sim", cm, i, NULL, NULL);
+	printf("unit: %u passed, %d failed\n", i - (unsigned int)nfail, nfail);
+	return nfail ? 1 : 0;
 }
