@@ -68,7 +68,7 @@ MODULE_SRC := Kbuild $(wildcard include/vcache/*.h) \
 SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 	-e 's,@VERSION@,$(VERSION),g'
 
-.PHONY: all deps deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
+.PHONY: all deps deps-bench deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
 	check-fast check-kernels check-debug demo bench \
 	bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
@@ -78,6 +78,10 @@ all: module firmware tools hdd-model
 
 deps:
 	@scripts/deps.sh
+
+# deps and PostgreSQL (pgbench in make bench).
+deps-bench:
+	@scripts/deps.sh --bench
 
 # deps and every supported kernel with its build environment.
 deps-kernels:
@@ -137,7 +141,7 @@ demo: deps all
 
 # vcache vs bcache, dm-cache, dm-writecache on the throttled HDD and the
 # seek model; BENCH_OPTS=--quick for short windows (bench/README.md)
-bench: deps all
+bench: deps-bench all
 	@bench/run $(BENCH_OPTS)
 
 bench-card: deps all

@@ -8,7 +8,9 @@
 # it also installs what builds and lints the packages: rpm (rpmbuild),
 # rpmlint, debhelper, dh-dkms with dkms, lintian.  With --debug-kernel
 # (`make check-debug`) what builds a kernel from linux-source-6.1 (flex,
-# bison, bc, libelf-dev, libssl-dev; scripts/debug-kernel.sh).
+# bison, bc, libelf-dev, libssl-dev; scripts/debug-kernel.sh).  With
+# --bench (`make bench`) Debian's postgresql (the server, initdb, pg_ctl,
+# pgbench and psql, which the guest runs from the host's root filesystem).
 set -euo pipefail
 
 kernels=0
@@ -17,7 +19,8 @@ for a in "$@"; do
 	--kernels) kernels=1 ;;
 	--packages) pkgs_packages=1 ;;
 	--debug-kernel) pkgs_debug_kernel=1 ;;
-	*) echo "usage: scripts/deps.sh [--kernels] [--packages] [--debug-kernel]" >&2; exit 2 ;;
+	--bench) pkgs_bench=1 ;;
+	*) echo "usage: scripts/deps.sh [--kernels] [--packages] [--debug-kernel] [--bench]" >&2; exit 2 ;;
 	esac
 done
 
@@ -38,6 +41,11 @@ pkgs=(
 )
 if [ -n "${pkgs_packages:-}" ]; then
 	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio)
+fi
+if [ -n "${pkgs_bench:-}" ]; then
+	# postgresql-15 and postgresql-client-15 through the metapackage;
+	# Debian's postinst creates the postgres user the guest runs it as
+	pkgs+=(postgresql)
 fi
 if [ -n "${pkgs_debug_kernel:-}" ]; then
 	pkgs+=(flex bison bc libelf-dev libssl-dev xz-utils)

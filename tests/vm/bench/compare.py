@@ -12,6 +12,16 @@ VC_BM_WARM, VC_BM_MEAS, VC_BM_DRAIN  seconds: warm-up (discarded),
 VC_BM_HIT    1: the hit path first (4K randread QD1/QD32, every block
              cached, alternated with the raw card)
 VC_BM_HITRT  seconds per hit-path / ceiling run
+VC_BM_WORK   workloads, comma-separated: fio (hit path, OLTP mix, drain,
+             ceilings) and/or pgbench (default: fio)
+VC_BM_PG_SCALES   pgbench scale factors "SMALL,LARGE" (database smaller
+             than the cache, three times larger)
+VC_BM_PG_WARM, VC_BM_PG_RUN, VC_BM_PG_REPS  pgbench warm-up (discarded),
+             seconds per measured run, number of measured runs
+VC_BM_PG_CLIENTS  pgbench clients (-c; -j 2)
+VC_BM_PG_MEM  memory.max of the postgres server's cgroup (bytes): its
+             processes and the page cache of its files, so that the
+             database does not sit in the guest's RAM
 Every fio JSON and iops log goes to $VC_RUN_DIR/out/, the summary to
 $VC_RUN_DIR/out/result.json.  A step that breaks is recorded in "errors"
 and the rest carries on; the exit status is 1 if anything broke."""
@@ -19,6 +29,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -41,9 +52,17 @@ HIT_AREA = 32 << 20
 RAW_OFF = 768 << 20         # raw card test area, beyond every cache region
 META = 16 << 20             # dm-cache metadata, right after the region
 NAME = "bench"
+WORK = [w for w in os.environ.get("VC_BM_WORK", "fio").split(",") if w]
+PG_SCALES = dict(zip(("small", "large"), (int(x) for x in os.environ.get(
+    "VC_BM_PG_SCALES", "6,26").split(","))))
+PG_WARM = int(os.environ.get("VC_BM_PG_WARM", "20"))
+PG_RUN = int(os.environ.get("VC_BM_PG_RUN", "30"))
+PG_REPS = int(os.environ.get("VC_BM_PG_REPS", "3"))
+PG_CLIENTS = int(os.environ.get("VC_BM_PG_CLIENTS", "8"))
+PG_MEM = int(os.environ.get("VC_BM_PG_MEM", str(128 << 20)))
 res = {"cache": CACHE, "disk": DISK, "cache_bytes": CSIZE,
        "data_bytes": DATA, "warm_s": WARM, "meas_s": MEAS,
-       "drain_limit_s": DRAIN, "errors": []}
+       "drain_limit_s": DRAIN, "workloads": WORK, "errors": []}
 os.makedirs(OUT, exist_ok=True)
 
 
@@ -468,10 +487,334 @@ def drain():
         f", backing {wb / el / 1e6:.2f} MB/s")
 
 
+# ------------------------------------------------------------- pgbench
+PG_MNT = "/tmp/vcbench-pg"
+PG_SOCK = PG_MNT          # the socket on the ext4 mount itself
+PG_CG = "/sys/fs/cgroup/vcbench-pg"
+
+
+def pg_bin(name):
+    """Debian's postgresql (scripts/deps.sh --bench): the newest major."""
+    v = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
+               key=lambda x: int(x.split("/")[4]))
+    if not v:
+        raise RuntimeError("postgresql is not installed (scripts/deps.sh "
+                           "--bench)")
+    return os.path.join(os.path.dirname(v[-1]), name)
+
+
+def pg_cgroup():
+    """A cgroup v2 with memory.max for the server; None if the guest
+    kernel has none (the page cache then holds what fits in the
+    guest's RAM, and that is recorded)."""
+    try:
+        if not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            sh("mount", "-t", "cgroup2", "none", "/sys/fs/cgroup")
+        if "memory" not in sysr("/sys/fs/cgroup/cgroup.controllers").split():
+            return None
+        sysw("/sys/fs/cgroup/cgroup.subtree_control", "+memory")
+        if os.path.isdir(PG_CG):
+            os.rmdir(PG_CG)
+        os.mkdir(PG_CG)
+        sysw(f"{PG_CG}/memory.max", PG_MEM)
+        return PG_CG
+    except (OSError, RuntimeError) as e:
+        log(f"pgbench: no memory cgroup ({e}): unlimited page cache")
+        return None
+
+
+def pg_as_postgres(cg=None):
+    """preexec_fn: into the cgroup (while still root), then postgres."""
+    import pwd
+    pw = pwd.getpwnam("postgres")
+
+    def fn():
+        if cg:
+            with open(f"{cg}/cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+        os.setgroups([])
+        os.setgid(pw.pw_gid)
+        os.setuid(pw.pw_uid)
+    return fn
+
+
+def pg_sh(*cmd, cg=None, timeout=900):
+    env = dict(os.environ, HOME=PG_MNT, PGHOST=PG_SOCK, PGUSER="postgres",
+               LC_ALL="C")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=pg_as_postgres(cg), env=env, cwd=PG_MNT)
+    if r.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: "
+                           f"{(r.stderr or r.stdout).strip()[-400:]}")
+    return r
+
+
+def psql(q):
+    return pg_sh(pg_bin("psql"), "-X", "-Atq", "-d", "postgres", "-c",
+                 q).stdout.strip()
+
+
+def status_line():
+    """A peer's own status, as its tools print it."""
+    if CACHE == "bcache":
+        b = "/sys/block/bcache0/bcache"
+        d = {k: sysr(f"{b}/stats_total/{k}") for k in
+             ("cache_hits", "cache_misses", "cache_bypass_hits",
+              "cache_bypass_misses", "cache_hit_ratio")}
+        d["dirty_data"] = sysr(f"{b}/dirty_data")
+        d["state"] = sysr(f"{b}/state")
+        return " ".join(f"{k}={v}" for k, v in d.items())
+    if CACHE in ("dmcache", "dmwc"):
+        return sh("dmsetup", "status", "vcbench").stdout.strip()
+    return None
+
+
+def vc_stats():
+    if not CACHE.startswith("vcache"):
+        return None
+    return {k: v for k, v in vc_show()["stats"].items()
+            if isinstance(v, (int, float))}
+
+
+def pg_snapshot():
+    return {"counters": counters(), "vcache": vc_stats(),
+            "status": status_line(), "disk": disk_stat(HDD),
+            "flash": card_bytes_written(), "t": time.monotonic()}
+
+
+def pg_latencies(prefix):
+    """Per-transaction latencies (us) from pgbench's -l logs."""
+    out = []
+    for f in glob.glob(f"{prefix}.*"):
+        with open(f) as fh:
+            for line in fh:
+                w = line.split()
+                if len(w) >= 3 and w[2].isdigit():
+                    out.append(int(w[2]))
+    return out
+
+
+def pctl(v, p):
+    if not v:
+        return None
+    return v[min(len(v) - 1, int(p / 100.0 * len(v)))]
+
+
+def pgbench_run(tag, secs, logs):
+    cmd = [pg_bin("pgbench"), "-h", PG_SOCK, "-U", "postgres", "-c",
+           str(PG_CLIENTS), "-j", "2", "-T", str(secs), "-P", "10"]
+    prefix = f"{OUT}/{tag}"
+    if logs:
+        for f in glob.glob(f"{prefix}.*"):
+            os.unlink(f)
+        cmd += ["-l", f"--log-prefix={prefix}"]
+    r = subprocess.run(cmd + ["postgres"], capture_output=True, text=True,
+                       timeout=secs + 900, cwd=OUT)
+    with open(f"{OUT}/{tag}-out.txt", "w") as f:
+        f.write(r.stdout + r.stderr)
+    if r.returncode:
+        raise RuntimeError(f"pgbench {tag}: exit {r.returncode}: "
+                           f"{(r.stderr or r.stdout).strip()[-400:]}")
+
+    def num(pat):
+        m = re.search(pat, r.stdout)
+        return float(m.group(1)) if m else None
+    o = {"tps": num(r"tps = ([\d.]+)"),
+         "transactions": int(num(r"actually processed: (\d+)") or 0),
+         "failed": int(num(r"failed transactions: (\d+)") or 0),
+         "lat_avg_ms": num(r"latency average = ([\d.]+) ms"),
+         "progress_tps": [float(x) for x in
+                          re.findall(r"progress: [\d.]+ s, ([\d.]+) tps",
+                                     r.stderr)]}
+    if logs:
+        o["lat_us"] = sorted(pg_latencies(prefix))
+    return o
+
+
+def pg_delta(a, b):
+    d = {"counters": {k: b["counters"][k] - a["counters"].get(k, 0)
+                      for k in b["counters"]},
+         "backing_reads": b["disk"][0] - a["disk"][0],
+         "backing_writes": b["disk"][1] - a["disk"][1],
+         "status_before": a["status"], "status_after": b["status"]}
+    if a["vcache"] is not None:
+        gauges = ("nr_blocks", "valid_blocks", "dirty_blocks",
+                  "dirty_bytes", "mem_bytes", "oldest_dirty_age_ns",
+                  "wb_rate_bps")
+        d["vcache"] = {k: (v if k in gauges else v - a["vcache"].get(k, 0))
+                       for k, v in b["vcache"].items()}
+    if a["flash"] is not None and b["flash"] is not None and CACHE != "hdd":
+        d["flash_bytes_written"] = b["flash"] - a["flash"]
+    return d
+
+
+def pgbench_size(size, scale):
+    """A fresh cache, ext4 on it, a fresh cluster of SCALE, warm-up,
+    PG_REPS measured runs."""
+    o = {"scale": scale, "clients": PG_CLIENTS, "threads": 2,
+         "warm_s": PG_WARM, "run_s": PG_RUN, "reps": PG_REPS,
+         "mem_limit_bytes": None}
+    res.setdefault("pgbench", {})[size] = o
+    mounted = started = False
+    cg = None
+    try:
+        dev = setup()
+        t0 = time.monotonic()
+        sh("mkfs.ext4", "-q", "-F", "-i", "262144", "-E",
+           "lazy_itable_init=0,lazy_journal_init=0,nodiscard", dev)
+        os.makedirs(PG_MNT, exist_ok=True)
+        sh("mount", "-o", "noatime", dev, PG_MNT)
+        mounted = True
+        sh("chown", "postgres:postgres", PG_MNT)
+        data = f"{PG_MNT}/data"
+        pg_sh(pg_bin("initdb"), "-D", data, "-A", "trust", "-E", "UTF8",
+              "--locale=C", "-N", "-U", "postgres")
+        with open(f"{data}/postgresql.conf", "a") as f:
+            f.write(f"""
+# make bench (tests/vm/bench/compare.py)
+listen_addresses = ''
+unix_socket_directories = '{PG_SOCK}'
+dynamic_shared_memory_type = mmap
+shared_buffers = 16MB
+max_connections = 30
+checkpoint_timeout = 30s
+max_wal_size = 256MB
+log_checkpoints = on
+""")
+        cg = pg_cgroup()
+        o["mem_limit_bytes"] = PG_MEM if cg else None
+        pg_sh(pg_bin("pg_ctl"), "-D", data, "-l", f"{PG_MNT}/server.log",
+              "-w", "-t", "300", "start", cg=cg)
+        started = True
+        log(f"pgbench {size}: initialising scale {scale}")
+        t1 = time.monotonic()
+        pg_sh(pg_bin("pgbench"), "-i", "-s", str(scale), "-I", "dtGvp",
+              "-q", "postgres", timeout=3600)
+        psql("CHECKPOINT")
+        o["init_s"] = round(time.monotonic() - t1, 1)
+        o["db_bytes"] = int(psql("SELECT pg_database_size('postgres')"))
+        o["db_to_cache"] = o["db_bytes"] / CSIZE
+        sh("sync")
+        sysw("/proc/sys/vm/drop_caches", 3)
+        log(f"pgbench {size}: database {o['db_bytes'] >> 20} MiB "
+            f"({o['db_to_cache']:.2f}x the cache) in {o['init_s']} s; "
+            f"warm-up {PG_WARM} s")
+        pgbench_run(f"pg-{size}-warm", PG_WARM, False)
+        runs, lats = [], []
+        for i in range(PG_REPS):
+            a = pg_snapshot()
+            r = pgbench_run(f"pg-{size}-{i}", PG_RUN, True)
+            b = pg_snapshot()
+            d = pg_delta(a, b)
+            lu = r.pop("lat_us")
+            lats += lu
+            tx = r["transactions"]
+            r.update(d)
+            r["lat_p95_ms"] = (pctl(lu, 95) or 0) / 1000
+            r["lat_p99_ms"] = (pctl(lu, 99) or 0) / 1000
+            r["backing_ios_per_tx"] = ((d["backing_reads"] +
+                                        d["backing_writes"]) / tx
+                                       if tx else None)
+            runs.append(r)
+            log(f"pgbench {size} run {i}: {r['tps']} TPS, latency avg "
+                f"{r['lat_avg_ms']} ms p99 {r['lat_p99_ms']:.1f} ms, "
+                f"backing I/O per tx {r['backing_ios_per_tx']}")
+        lats.sort()
+        tps = [r["tps"] for r in runs if r["tps"] is not None]
+        m = sum(tps) / len(tps) if tps else None
+        tx = sum(r["transactions"] for r in runs)
+        br = sum(r["backing_reads"] for r in runs)
+        bw = sum(r["backing_writes"] for r in runs)
+        tot = {}
+        for r in runs:
+            for k, v in r["counters"].items():
+                tot[k] = tot.get(k, 0) + v
+        rh, wh = ratios(tot) if tot else (None, None)
+        o.update({
+            "runs": runs, "tps": m, "tps_runs": tps,
+            "tps_min": min(tps) if tps else None,
+            "tps_max": max(tps) if tps else None,
+            "tps_cv": ((sum((x - m) ** 2 for x in tps) / len(tps)) ** 0.5
+                       / m) if m else None,
+            "transactions": tx,
+            "failed": sum(r["failed"] for r in runs),
+            "lat_avg_ms": (sum(lats) / len(lats) / 1000) if lats else None,
+            "lat_p95_ms": (pctl(lats, 95) or 0) / 1000,
+            "lat_p99_ms": (pctl(lats, 99) or 0) / 1000,
+            "backing_reads": br, "backing_writes": bw,
+            "backing_ios_per_tx": (br + bw) / tx if tx else None,
+            "backing_reads_per_tx": br / tx if tx else None,
+            "backing_writes_per_tx": bw / tx if tx else None,
+            "counters": tot, "read_hit_ratio": rh, "write_hit_ratio": wh,
+            "status_end": runs[-1]["status_after"] if runs else None})
+        if CACHE.startswith("vcache") and runs:
+            vt = {}
+            for r in runs:
+                for k, v in r["vcache"].items():
+                    vt[k] = v if k in ("nr_blocks", "valid_blocks",
+                                       "dirty_blocks", "dirty_bytes",
+                                       "mem_bytes", "oldest_dirty_age_ns",
+                                       "wb_rate_bps") else \
+                        vt.get(k, 0) + v
+            o["vcache_stats"] = vt
+        if cg:
+            try:
+                o["memcg_events"] = dict(
+                    ln.split() for ln in
+                    sysr(f"{cg}/memory.events").splitlines())
+            except OSError:
+                pass
+        log(f"pgbench {size}: {m and round(m, 1)} TPS (runs {tps}), "
+            f"latency avg/p95/p99 {o['lat_avg_ms'] and round(o['lat_avg_ms'], 2)}"
+            f"/{o['lat_p95_ms']:.2f}/{o['lat_p99_ms']:.2f} ms, backing I/O "
+            f"per tx {o['backing_ios_per_tx']}, hits r {rh} w {wh}, "
+            f"{round(time.monotonic() - t0)} s")
+    finally:
+        if started:
+            try:
+                pg_sh(pg_bin("pg_ctl"), "-D", f"{PG_MNT}/data", "-m",
+                      "fast", "-w", "-t", "300", "stop")
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                res["errors"].append(f"pgbench {size} stop: {e}")
+        if os.path.exists(f"{PG_MNT}/server.log"):
+            shutil.copy(f"{PG_MNT}/server.log",
+                        f"{OUT}/pg-{size}-server.log")
+        if mounted:
+            sh("umount", PG_MNT, check=False)
+        if cg:
+            try:
+                os.rmdir(cg)
+            except OSError:
+                pass
+        teardown()
+
+
 def main():
     if not HDD or not os.path.exists(CARD):
         sys.exit("compare: need the card and the HDD")
     t0 = time.time()
+    if "fio" in WORK:
+        fio_part()
+    if "pgbench" in WORK:
+        for size, scale in PG_SCALES.items():
+            try:
+                pgbench_size(size, scale)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired,
+                    ValueError, KeyError, IndexError) as e:
+                res["errors"].append(f"pgbench {size}: {e}")
+                log(f"pgbench {size} FAILED: {e}")
+    res["kernel"] = os.uname().release
+    res["fio"] = sh("fio", "--version", check=False).stdout.strip()
+    res["elapsed_s"] = round(time.time() - t0)
+    with open(os.path.join(OUT, "result.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    log(f"done in {res['elapsed_s']} s, errors: {res['errors'] or 'none'}")
+    return 1 if res["errors"] else 0
+
+
+def fio_part():
+    """The hit path, the OLTP mix, the drain (and the ceilings for hdd)
+    on one cache."""
     dev = None
     try:
         dev = setup()
@@ -501,13 +844,6 @@ def main():
         teardown()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         res["errors"].append(f"teardown: {e}")
-    res["kernel"] = os.uname().release
-    res["fio"] = sh("fio", "--version", check=False).stdout.strip()
-    res["elapsed_s"] = round(time.time() - t0)
-    with open(os.path.join(OUT, "result.json"), "w") as f:
-        json.dump(res, f, indent=1)
-    log(f"done in {res['elapsed_s']} s, errors: {res['errors'] or 'none'}")
-    return 1 if res["errors"] else 0
 
 
 if __name__ == "__main__":
