@@ -46,8 +46,18 @@ def table(res, cond):
     L.append(f"Run: {cond.get('started', '?')} ({q}: cache "
              f"{cond.get('csize', 0) >> 20} MiB, data 10x, warm-up "
              f"{cond.get('warm')} s discarded, measured {cond.get('meas')} "
-             f"s, drain limit {cond.get('drain')} s)\n")
+             f"s, drain limit {cond.get('drain')} s"
+             + (f"; pgbench scales {cond.get('pg_scales')}, warm-up "
+                f"{cond.get('pg_warm')} s, {cond.get('pg_reps')} x "
+                f"{cond.get('pg_run')} s, {cond.get('pg_clients')} clients,"
+                f" server cgroup memory.max "
+                f"{(cond.get('pg_mem') or 0) >> 20} MiB"
+                if "pgbench" in cond.get("workloads", []) else "")
+             + ")\n")
     for disk in disks:
+        if not any(k[0] == disk and "fio" in r.get("workloads", ["fio"])
+                   for k, r in res.items()):
+            continue
         L.append(f"### OLTP mix on the {disk} HDD (fio randrw 75/25, 4 KiB, "
                  "zipf 1.1, QD16)\n")
         L.append("| cache | IOPS | read | write | read p50/p99/p99.9 us | "
@@ -59,6 +69,8 @@ def table(res, cond):
             if not r:
                 continue
             o = r.get("oltp")
+            if "fio" not in r.get("workloads", ["fio"]):
+                continue
             if not o:
                 L.append(f"| {LABEL[c]} | not measured: "
                          f"{'; '.join(r.get('errors', []))[:200]} |")
@@ -79,6 +91,7 @@ def table(res, cond):
                 f"{fmt(o['cv_10s'], '.3f')} | {dtxt} | "
                 f"{fmt(dr.get('backing_write_bps', None) and dr['backing_write_bps'] / 1e6, '.2f')} |")
         L.append("")
+    L += pg_table(res, disks)
     hits = [(k, r) for k, r in res.items() if r.get("hit")]
     if hits:
         L.append("### Hit path (4 KiB randread, every block cached, "
@@ -119,6 +132,81 @@ def table(res, cond):
     return L
 
 
+def pg_best_peer(res, disk, size):
+    peers = {c: res.get((disk, c), {}).get("pgbench", {}).get(size, {})
+             .get("tps") for c in PEERS}
+    peers = {c: v for c, v in peers.items() if v}
+    if not peers:
+        return None, None
+    best = max(peers, key=peers.get)
+    return best, peers[best]
+
+
+def pg_counters(c, p):
+    """The cache's own counters over the measured runs, in one cell."""
+    if c.startswith("vcache"):
+        v = p.get("vcache_stats") or {}
+        keys = ("read_hits", "read_misses", "write_hits", "write_misses",
+                "bypass_seq", "bypass_busy", "wb_blocks", "wb_ios",
+                "backing_flushes", "wb_flushes", "wb_throttled", "flushes",
+                "cache_flushes", "dirty_bytes")
+        return " ".join(f"{k}={v[k]}" for k in keys if k in v)
+    return p.get("status_end") or "-"
+
+
+def pg_table(res, disks):
+    L = []
+    for disk in disks:
+        for size in ("small", "large"):
+            rows = [(c, res[(disk, c)]["pgbench"][size]) for c in ORDER
+                    if size in (res.get((disk, c), {}).get("pgbench") or {})]
+            if not rows:
+                continue
+            sc = rows[0][1]
+            desc = ("smaller than" if size == "small" else
+                    "three times") + " the cache"
+            L.append(f"### pgbench on the {disk} HDD, database {desc} "
+                     f"(scale {sc['scale']}, {sc['clients']} clients, "
+                     f"{sc['reps']} runs of {sc['run_s']} s after "
+                     f"{sc['warm_s']} s warm-up)\n")
+            L.append("| cache | TPS | runs min-max (CV) | vs best peer | "
+                     "latency avg/p95/p99 ms | read hit | write hit | "
+                     "HDD I/O per tx (r+w) | DB / cache | failed |")
+            L.append("|---|" + "---:|" * 9)
+            _, bt = pg_best_peer(res, disk, size)
+            for c, p in rows:
+                if p.get("tps") is None:
+                    err = [e for e in res[(disk, c)].get("errors", [])
+                           if "pgbench" in e]
+                    L.append(f"| {LABEL[c]} | not measured: "
+                             f"{'; '.join(err)[:200]} |")
+                    continue
+                L.append(
+                    f"| {LABEL[c]} | {p['tps']:.1f} | "
+                    f"{fmt(p['tps_min'], '.1f')}-{fmt(p['tps_max'], '.1f')}"
+                    f" ({fmt(p['tps_cv'], '.3f')}) | "
+                    f"{fmt(bt and p['tps'] / bt, '.2f')}{'x' if bt else ''} | "
+                    f"{fmt(p['lat_avg_ms'], '.1f')}/"
+                    f"{fmt(p['lat_p95_ms'], '.1f')}/"
+                    f"{fmt(p['lat_p99_ms'], '.1f')} | "
+                    f"{pct(p.get('read_hit_ratio'))} | "
+                    f"{pct(p.get('write_hit_ratio'))} | "
+                    f"{fmt(p['backing_ios_per_tx'], '.2f')} "
+                    f"({fmt(p['backing_reads_per_tx'], '.2f')}+"
+                    f"{fmt(p['backing_writes_per_tx'], '.2f')}) | "
+                    f"{fmt(p.get('db_to_cache'), '.2f')} | "
+                    f"{p.get('failed', 0)} |")
+            L.append("")
+            L.append("Cache counters over the measured runs (vcache: "
+                     "`vcache-config show --json` deltas, dirty_bytes at "
+                     "the end; peers: their status at the end):\n")
+            for c, p in rows:
+                if p.get("tps") is not None:
+                    L.append(f"- {LABEL[c]}: `{pg_counters(c, p)}`")
+            L.append("")
+    return L
+
+
 def targets(res):
     L = ["### Targets\n"]
     for disk in ("throttled", "seek"):
@@ -134,6 +222,24 @@ def targets(res):
                  f"peer: {'MET' if ratio >= 1.5 else 'MISSED'} (vcache "
                  f"{v['iops']:.0f} IOPS, best peer {LABEL[best]} "
                  f"{peers[best]:.0f}: {ratio:.2f}x)")
+    for disk in ("throttled", "seek"):
+        for size in ("small", "large"):
+            v = (res.get((disk, "vcache"), {}).get("pgbench") or {}) \
+                .get(size, {}).get("tps")
+            best, bt = pg_best_peer(res, disk, size)
+            what = (f"pgbench on the {disk} HDD, database "
+                    f"{'smaller than' if size == 'small' else '3x'} the "
+                    f"cache, vcache >= 1.5x the best peer")
+            if not v or not bt:
+                L.append(f"- {what}: NOT MEASURED")
+                continue
+            n = sum(1 for c in PEERS if (res.get((disk, c), {})
+                                         .get("pgbench") or {})
+                    .get(size, {}).get("tps"))
+            L.append(f"- {what}: {'MET' if v >= 1.5 * bt else 'MISSED'} "
+                     f"(vcache {v:.1f} TPS, best peer {LABEL[best]} "
+                     f"{bt:.1f}: {v / bt:.2f}x"
+                     f"{'' if n == len(PEERS) else f'; only {n} of 3 peers measured'})")
     v = res.get(("seek", "vcache"), {}).get("drain")
     b = res.get(("seek", "bcache"), {}).get("drain")
     if v and b:
@@ -262,7 +368,8 @@ def main():
         f.write(text)
     summary = {f"{k[0]}-{k[1]}": {kk: v for kk, v in r.items()
                                   if kk in ("oltp", "drain", "hit",
-                                            "ceilings", "errors")}
+                                            "ceilings", "pgbench",
+                                            "errors")}
                for k, r in res.items()}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
