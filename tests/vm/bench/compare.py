@@ -628,6 +628,10 @@ def pgbench_run(tag, secs, logs):
                                      r.stderr)]}
     if logs:
         o["lat_us"] = sorted(pg_latencies(prefix))
+        # a line per transaction: too big to keep in bench/results
+        for f in glob.glob(f"{prefix}.*"):
+            if not f.endswith("-out.txt"):
+                os.unlink(f)
     return o
 
 
