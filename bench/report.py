@@ -175,6 +175,13 @@ def pg_table(res, disks):
             L.append("|---|" + "---:|" * 9)
             _, bt = pg_best_peer(res, disk, size)
             for c, p in rows:
+                v = p.get("vcache_stats") or {}
+                if v.get("read_bytes"):   # bytes: hits count blocks,
+                    p["read_hit_ratio"] = (v.get("read_hit_bytes", 0) /
+                                           v["read_bytes"])
+                if v.get("write_bytes"):  # reads/writes count requests
+                    p["write_hit_ratio"] = (v.get("write_hit_bytes", 0) /
+                                            v["write_bytes"])
                 if p.get("tps") is None:
                     err = [e for e in res[(disk, c)].get("errors", [])
                            if "pgbench" in e]

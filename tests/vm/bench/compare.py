@@ -761,6 +761,15 @@ log_checkpoints = on
                                        "wb_rate_bps") else \
                         vt.get(k, 0) + v
             o["vcache_stats"] = vt
+            # vcache counts requests in reads/writes but blocks in
+            # *_hits: with ext4's multi-block requests the ratio of the
+            # two exceeds 1; bytes are comparable
+            if vt.get("read_bytes"):
+                o["read_hit_ratio"] = round(vt.get("read_hit_bytes", 0) /
+                                            vt["read_bytes"], 4)
+            if vt.get("write_bytes"):
+                o["write_hit_ratio"] = round(vt.get("write_hit_bytes", 0) /
+                                             vt["write_bytes"], 4)
         if cg:
             try:
                 o["memcg_events"] = dict(
