@@ -43,10 +43,12 @@ def table(res, cond):
     disks = [d for d in ("throttled", "seek")
              if any(k[0] == d for k in res)]
     q = "quick" if cond.get("quick") else "full"
+    fio = "fio" in cond.get("workloads", ["fio"])
     L.append(f"Run: {cond.get('started', '?')} ({q}: cache "
-             f"{cond.get('csize', 0) >> 20} MiB, data 10x, warm-up "
-             f"{cond.get('warm')} s discarded, measured {cond.get('meas')} "
-             f"s, drain limit {cond.get('drain')} s"
+             f"{cond.get('csize', 0) >> 20} MiB"
+             + (f", data 10x, warm-up "
+                f"{cond.get('warm')} s discarded, measured {cond.get('meas')}"
+                f" s, drain limit {cond.get('drain')} s" if fio else "")
              + (f"; pgbench scales {cond.get('pg_scales')}, warm-up "
                 f"{cond.get('pg_warm')} s, {cond.get('pg_reps')} x "
                 f"{cond.get('pg_run')} s, {cond.get('pg_clients')} clients,"
@@ -297,8 +299,9 @@ def plots(res, d):
         return [f"(no plots: matplotlib missing: {e})"]
     made = []
     for disk in ("throttled", "seek"):
-        rs = {c: res[(disk, c)] for c in ORDER if (disk, c) in res}
-        if not rs:
+        rs = {c: res[(disk, c)] for c in ORDER if (disk, c) in res
+              and (res[(disk, c)].get("oltp") or res[(disk, c)].get("drain"))}
+        if not rs:          # no fio workload on this disk
             continue
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for c, r in rs.items():

@@ -54,8 +54,8 @@ META = 16 << 20             # dm-cache metadata, right after the region
 NAME = "bench"
 WORK = [w for w in os.environ.get("VC_BM_WORK", "fio").split(",") if w]
 PG_SCALES = dict(zip(("small", "large"), (int(x) for x in os.environ.get(
-    "VC_BM_PG_SCALES", "6,26").split(","))))
-PG_WARM = int(os.environ.get("VC_BM_PG_WARM", "20"))
+    "VC_BM_PG_SCALES", "4,26").split(","))))
+PG_WARM = int(os.environ.get("VC_BM_PG_WARM", "60"))
 PG_RUN = int(os.environ.get("VC_BM_PG_RUN", "30"))
 PG_REPS = int(os.environ.get("VC_BM_PG_REPS", "3"))
 PG_CLIENTS = int(os.environ.get("VC_BM_PG_CLIENTS", "8"))
@@ -576,6 +576,11 @@ def vc_stats():
             if isinstance(v, (int, float))}
 
 
+def du(path):
+    """Bytes the cluster occupies (tables, indexes, WAL, catalogs)."""
+    return int(sh("du", "-sb", path).stdout.split()[0])
+
+
 def pg_snapshot():
     return {"counters": counters(), "vcache": vc_stats(),
             "status": status_line(), "disk": disk_stat(HDD),
@@ -682,7 +687,8 @@ dynamic_shared_memory_type = mmap
 shared_buffers = 16MB
 max_connections = 30
 checkpoint_timeout = 30s
-max_wal_size = 256MB
+min_wal_size = 32MB
+max_wal_size = 128MB
 log_checkpoints = on
 """)
         cg = pg_cgroup()
@@ -698,6 +704,8 @@ log_checkpoints = on
         o["init_s"] = round(time.monotonic() - t1, 1)
         o["db_bytes"] = int(psql("SELECT pg_database_size('postgres')"))
         o["db_to_cache"] = o["db_bytes"] / CSIZE
+        o["footprint_bytes"] = du(data)
+        o["footprint_to_cache"] = o["footprint_bytes"] / CSIZE
         sh("sync")
         sysw("/proc/sys/vm/drop_caches", 3)
         log(f"pgbench {size}: database {o['db_bytes'] >> 20} MiB "
@@ -750,6 +758,7 @@ log_checkpoints = on
             "backing_reads_per_tx": br / tx if tx else None,
             "backing_writes_per_tx": bw / tx if tx else None,
             "counters": tot, "read_hit_ratio": rh, "write_hit_ratio": wh,
+            "footprint_end_bytes": du(data),
             "status_end": runs[-1]["status_after"] if runs else None})
         if CACHE.startswith("vcache") and runs:
             vt = {}
