@@ -733,7 +733,7 @@ int vcd_region_direct(struct vcd_region *r, blk_opf_t opf, sector_t sector,
 
 	if ((opf != REQ_OP_READ && opf != REQ_OP_WRITE) ||
 	    iter.bi_size > queue_max_segment_size(q) ||
-	    (iter.bi_size >> SECTOR_SHIFT) > queue_max_hw_sectors(q) ||
+	    (iter.bi_size >> SECTOR_SHIFT) > queue_max_sectors(q) ||
 	    sector + (iter.bi_size >> SECTOR_SHIFT) > get_capacity(r->disk))
 		return -EINVAL;
 	/*
