@@ -696,6 +696,84 @@ out:
 	return ret;
 }
 
+/* ------------------------------------------------------- direct path */
+static void region_direct_end(struct bio *bio)
+{
+	struct vcd_iod *iod = container_of(bio, struct vcd_iod, dbio);
+
+	iod->dend(iod->dpriv, bio->bi_status);
+}
+
+/*
+ * vcd_region_direct - a region's data straight to the card's hardware
+ * queue (vcache_stack.h).  The request is allocated on the region's queue
+ * (the card's tag set, the hardware context of this CPU) without waiting,
+ * and carries a bio in its own driver data over @src's pages: a bio, not
+ * bare pages, because that is what the card's queue_rq maps (and what
+ * blk-mq ends: blk_mq_end_request() ends it with the request's status,
+ * which calls region_direct_end()).  blk_insert_cloned_request() is the
+ * block layer's entry for a request built by a stacking driver: it
+ * checks it against the queue's limits and fault injection, accounts it,
+ * and issues it directly (a quiesced queue, during a reset, keeps it until
+ * dispatch resumes); any other outcome gives the request back and the
+ * caller sends a bio.
+ */
+int vcd_region_direct(struct vcd_region *r, blk_opf_t opf, sector_t sector,
+		      struct bio *src, struct bvec_iter iter,
+		      vcd_direct_end_t end, void *priv)
+{
+	struct request_queue *q = r->disk->queue;
+	unsigned long mask = queue_segment_boundary(q);
+	unsigned int nsegs = 0;
+	struct bvec_iter it;
+	struct bio_vec bv;
+	struct request *rq;
+	struct vcd_iod *iod;
+	struct bio *bio;
+
+	if ((opf != REQ_OP_READ && opf != REQ_OP_WRITE) ||
+	    iter.bi_size > queue_max_segment_size(q) ||
+	    (iter.bi_size >> SECTOR_SHIFT) > queue_max_sectors(q) ||
+	    sector + (iter.bi_size >> SECTOR_SHIFT) > get_capacity(r->disk))
+		return -EINVAL;
+	/*
+	 * Segments as the block layer will count them: none is over the
+	 * size limit, so a vector is one, or two across a boundary.
+	 */
+	__bio_for_each_bvec(bv, src, it, iter) {
+		phys_addr_t p = page_to_phys(bv.bv_page) + bv.bv_offset;
+
+		nsegs += 1 + ((p & ~mask) != ((p + bv.bv_len - 1) & ~mask));
+		if (nsegs > queue_max_segments(q))
+			return -EINVAL;
+	}
+
+	rq = blk_mq_alloc_request(q, opf, BLK_MQ_REQ_NOWAIT);
+	if (IS_ERR(rq))
+		return PTR_ERR(rq);
+	iod = blk_mq_rq_to_pdu(rq);
+	bio = &iod->dbio;
+	/* no device at init: no blk-cgroup association to take and drop */
+	bio_init(bio, NULL, src->bi_io_vec, 0, opf);
+	bio->bi_bdev = r->disk->part0;
+	bio_set_flag(bio, BIO_CLONED);		/* the vectors are @src's */
+	bio->bi_iter = iter;
+	bio->bi_iter.bi_sector = sector;
+	bio->bi_end_io = region_direct_end;
+	iod->dend = end;
+	iod->dpriv = priv;
+	if (blk_rq_append_bio(rq, bio))
+		goto out_free;
+	rq->__sector = sector;
+	if (blk_insert_cloned_request(rq) == BLK_STS_OK)
+		return 0;
+out_free:
+	rq->bio = NULL;
+	rq->biotail = NULL;
+	blk_mq_free_request(rq);
+	return -EAGAIN;
+}
+
 /* Close: the hidden disk goes away (I/O must have stopped). */
 void vcd_region_close(struct vcd_region *r)
 {

@@ -100,6 +100,8 @@
 
 #include <vcache/vc_card.h>
 
+#include "vcache_stack.h"
+
 #define VCD_DRV_NAME		"vcache"
 #define VCD_DISK_NAME		"vflash"
 #define VCD_MINORS		16	/* partitions per disk, incl. whole */
@@ -187,6 +189,13 @@ struct vcd_iod {
 	bool sgt_alloced;	/* sgt holds a (chained) scatterlist */
 	bool dma_mapped;	/* sgt is DMA mapped */
 	struct scatterlist inline_sg[VCD_INLINE_SG];
+	/*
+	 * A direct request of a region's user (vcd_region_direct()): its
+	 * one bio, over the user's pages, and whom to tell at completion.
+	 */
+	struct bio dbio;
+	vcd_direct_end_t dend;
+	void *dpriv;
 };
 
 struct vcd_admin_slot;

@@ -104,6 +104,7 @@ struct vcd_card *vcd_card_get_by_devt(dev_t devt);
 #define VCD_REGION_CONF_MAX	2048
 
 struct vcd_region;
+typedef void (*vcd_direct_end_t)(void *priv, blk_status_t sts);
 
 struct vcd_region_info {
 	char name[VCD_REGION_NAME_MAX];
@@ -122,6 +123,27 @@ int vcd_region_open(struct vcd_card *card, const char *name,
 struct block_device *vcd_region_bdev(struct vcd_region *r);
 void vcd_region_get_info(struct vcd_region *r, struct vcd_region_info *info);
 int vcd_region_set_conf(struct vcd_region *r, const void *conf, u32 conf_len);
+/*
+ * The direct path of a region (the cached device's read hits): the data
+ * of @src at @iter (@iter.bi_size bytes) read or written (@opf
+ * REQ_OP_READ or REQ_OP_WRITE, no flags) at @sector of the region by one
+ * request on the card's tag set, issued straight to the hardware queue
+ * of this CPU: no second bio through the block layer, no plug, no
+ * scheduler, and nothing allocated (the request carries its own bio over
+ * @src's pages).  Resets, timeouts, aborts, retries and quiescing are
+ * the card's, as for any request of the region.
+ *
+ * Returns 0 when issued: @end(@priv, status) is then called once, from
+ * the request's completion (hard interrupt context, on the CPU of the
+ * queue's vector).  Nonzero: nothing was done (no tag free without
+ * waiting, queue frozen or dying, card busy, data beyond the card's
+ * limits, any error before the card took it): send a bio instead, which
+ * waits, retries or fails as the block layer does.  Never sleeps.
+ */
+int vcd_region_direct(struct vcd_region *r, blk_opf_t opf, sector_t sector,
+		      struct bio *src, struct bvec_iter iter,
+		      vcd_direct_end_t end, void *priv);
+
 /* Close: the hidden disk goes away; I/O must have stopped. */
 void vcd_region_close(struct vcd_region *r);
 int vcd_region_delete(struct vcd_card *card, const char *name, char *err,

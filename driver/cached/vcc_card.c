@@ -177,6 +177,23 @@ static void vcc_flash_init_dev(struct vcc_cache *c, struct block_device *b,
 	c->fbdev = b;
 }
 
+static int vcc_region_direct(void *region, blk_opf_t opf, sector_t sector,
+			     struct bio *src, struct bvec_iter iter,
+			     vc_linux_direct_end_t end, void *priv)
+{
+	return vcd_region_direct(region, opf, sector, src, iter, end, priv);
+}
+
+/*
+ * The flash of a card cache: its region's hidden disk for bios, and the
+ * direct path to the card's queues for read hits (vcache_stack.h).
+ */
+static void vcc_flash_init_region(struct vcc_cache *c)
+{
+	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
+	vc_linux_dev_set_direct(&c->flash, vcc_region_direct, c->region);
+}
+
 static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
 				u64 size, struct netlink_ext_ack *ext)
 {
@@ -203,7 +220,7 @@ static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
 	}
 	vcd_region_get_info(c->region, ri);
 	c->region_start = ri->start;
-	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
+	vcc_flash_init_region(c);
 out:
 	kfree(ri);
 	kfree(b);
@@ -307,7 +324,7 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 		       c->name, info.disk, err);
 		goto out_fail;
 	}
-	vcc_flash_init_dev(c, vcd_region_bdev(c->region), 0);
+	vcc_flash_init_region(c);
 	/*
 	 * Salvage: a damaged record sector does not strand every other dirty
 	 * block; what it described is logged and counted (load_bad_sectors),

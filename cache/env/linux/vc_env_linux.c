@@ -7,6 +7,7 @@
 #include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/llist.h>
 #include <linux/mempool.h>
 #include <linux/moduleparam.h>
 #include <linux/pid.h>
@@ -65,6 +66,17 @@ module_param_named(fault_bio_slab, vc_fault_bio_slab, uint, 0644);
 MODULE_PARM_DESC(fault_bio_slab,
 		 "test only: fail every Nth slab allocation of an engine bio inside submit_bio (0 = never)");
 static atomic_t vc_fault_bio_count = ATOMIC_INIT(0);
+
+/*
+ * The integrated hit path: a read hit of a cache on a card region goes to
+ * the card as one request on its tag set (vc_linux_dev_set_direct), not
+ * as a second bio through the region's disk.  N sends it as a bio, as
+ * before: for comparison (make bench-cache) and as a test of the bio path.
+ */
+static bool vc_direct_hits = true;
+module_param_named(direct_hits, vc_direct_hits, bool, 0644);
+MODULE_PARM_DESC(direct_hits,
+		 "read hits of caches on a card go straight to the card's hardware queue (default Y; N: as a bio through the region's disk)");
 
 static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
 {
@@ -368,6 +380,65 @@ static void lio_endio(struct bio *bio)
 	queue_work(vc_wq, &l->work);
 }
 
+/*
+ * Completions of the direct path that the engine must see in process
+ * context (errors; VC_DEV_IRQ_END reads are the only users, so rare): the
+ * vc_dev_io itself carries the list node and the error in its device
+ * scratch (dev_data), so nothing is allocated in interrupt context.
+ */
+static LLIST_HEAD(vc_direct_done);
+
+static struct llist_node *direct_node(struct vc_dev_io *io)
+{
+	BUILD_BUG_ON(sizeof(io->dev_data) < sizeof(struct llist_node));
+	return (struct llist_node *)io->dev_data;
+}
+
+static void vc_direct_work_fn(struct work_struct *w)
+{
+	struct llist_node *n = llist_reverse_order(llist_del_all(&vc_direct_done));
+
+	while (n) {
+		struct vc_dev_io *io = container_of((void *)n, struct vc_dev_io,
+						    dev_data);
+
+		n = n->next;
+		io->end_io(io, (int)(long)io->dev_private);
+	}
+}
+
+static DECLARE_WORK(vc_direct_work, vc_direct_work_fn);
+
+static void direct_end(void *priv, blk_status_t sts)
+{
+	struct vc_dev_io *io = priv;
+	int err = blk_status_to_errno(sts);
+
+	if (!err && (io->flags & VC_DEV_IRQ_END)) {
+		io->end_io(io, 0);
+		return;
+	}
+	io->dev_private = (void *)(long)err;
+	if (llist_add(direct_node(io), &vc_direct_done))
+		queue_work(vc_wq, &vc_direct_work);
+}
+
+/* A read hit into a host bio's pages, straight to the device: issued? */
+static bool try_direct(struct vc_linux_dev *ld, struct vc_dev_io *io)
+{
+	struct bvec_iter it;
+
+	if (!ld->direct || io->op != VC_DEV_READ ||
+	    !(io->flags & VC_DEV_IRQ_END) || !io->buf ||
+	    io->buf->kind != VC_BUF_BIO || !READ_ONCE(vc_direct_hits))
+		return false;
+	it = io->buf->iter;
+	bvec_iter_advance(io->buf->bio->bi_io_vec, &it, io->buf_off);
+	it.bi_size = io->len;
+	return !ld->direct(ld->direct_ctx, REQ_OP_READ, io->sector,
+			   io->buf->bio, it, direct_end, io);
+}
+
 static struct page *addr_page(void *p)
 {
 	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
@@ -455,6 +526,8 @@ static void linux_dev_submit(struct vc_dev *dev, struct vc_dev_io *io)
 	}
 	if (io->flags & VC_DEV_META)
 		opf |= REQ_META;
+	if (try_direct(ld, io))
+		return;
 
 	if (io->op == VC_DEV_FLUSH || io->op == VC_DEV_DISCARD ||
 	    io->op == VC_DEV_WRITE_ZEROES) {
@@ -498,4 +571,11 @@ void vc_linux_dev_init(struct vc_linux_dev *ld, struct block_device *bdev,
 	ld->dev.physical_block_size = bdev_physical_block_size(bdev);
 	ld->dev.no_volatile_cache = !bdev_write_cache(bdev);
 	strscpy(ld->dev.name, name, sizeof(ld->dev.name));
+}
+
+void vc_linux_dev_set_direct(struct vc_linux_dev *ld, vc_linux_direct_t fn,
+			     void *ctx)
+{
+	ld->direct_ctx = ctx;
+	ld->direct = fn;
 }
