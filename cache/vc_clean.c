@@ -103,7 +103,7 @@ bool vc_throttle_write(struct vc_cache *c, struct vc_req *r)
 		return false;
 	}
 	r->throttled = 1;
-	first = !c->thr_nr++;
+	first = !c->thr_head;
 	if (first)
 		c->thr_since_ns = vc_now_ns();
 	r->defer_next = c->thr_head;
@@ -122,11 +122,10 @@ static void throttle_release(struct vc_cache *c, bool all)
 
 	vc_spin_lock(&c->clean_lock);
 	r = NULL;
-	if (c->thr_nr && (all || vc_now_ns() - c->thr_since_ns >=
-			  VC_THROTTLE_MAX_NS || !vc_dirty_over_high(c))) {
+	if (c->thr_head && (all || vc_now_ns() - c->thr_since_ns >=
+			    VC_THROTTLE_MAX_NS || !vc_dirty_over_high(c))) {
 		r = c->thr_head;
 		c->thr_head = NULL;
-		c->thr_nr = 0;
 	}
 	vc_spin_unlock(&c->clean_lock);
 	while (r) {
@@ -989,6 +988,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 	high = wm_blocks(c, VC_P_DIRTY_HIGH_PCT, VC_P_DIRTY_HIGH_BYTES);
 	low = wm_blocks(c, VC_P_DIRTY_LOW_PCT, VC_P_DIRTY_LOW_BYTES);
 	c->wm_active = dirty >= high;
+	idle_devs = dirty ? host_idle_devs(c, now, idle) : 0;
 
 	vc_spin_lock(&c->clean_lock);
 	active = c->flush_active;
@@ -1004,8 +1004,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 		filter = F_TAIL;
 	} else if (dirty && c->wm_active) {
 		trigger = VC_CLEAN_WATERMARK;	/* at the mark: full speed */
-	} else if (dirty && host_idle_devs(c, now, idle)) {
-		idle_devs = host_idle_devs(c, now, idle);
+	} else if (idle_devs) {
 		trigger = VC_CLEAN_IDLE;
 		filter = F_DEVS;
 	} else if (dirty > low) {
@@ -1025,7 +1024,6 @@ void vc_clean_work_fn(vc_work_t *wk)
 		c->batch_active = true;
 		c->batch_trigger = (u32)trigger;
 		c->batch_rated = rated;
-		c->batch_epochs = epochs;
 		c->batch_filter_devs = idle_devs;
 		if (now - c->wb_tokens_ns > 1000000000ULL) {
 			c->wb_tokens = 0;	/* no burst after a pause */

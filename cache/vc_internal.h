@@ -377,7 +377,6 @@ struct vc_cache {
 	bool batch_active;
 	u32 batch_trigger;
 	u32 batch_epoch;	/* dirty-age epoch when the batch began */
-	u32 batch_epochs;	/* the age trigger's overdue epochs */
 	u32 batch_filter_devs;	/* the idle trigger's devices */
 	bool batch_rated;	/* rate-controlled (issue_runs) */
 	s64 wb_tokens;		/* blocks rated write-back may still send */
@@ -386,7 +385,6 @@ struct vc_cache {
 	u32 batch_devs;		/* backing devices with blocks in the batch */
 	struct vc_req *clean_parked;	/* vc_clean_park() */
 	struct vc_req *thr_head;	/* writes slowed at the high mark */
-	u32 thr_nr;
 	u64 thr_since_ns;		/* the oldest of them arrived */
 	struct vc_cand *cand;
 	u32 cand_cap, cand_nr;

@@ -648,6 +648,14 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 	req_done(r, err);
 }
 
+/* A write around the cache is in flight in its set (set lock held). */
+static void byp_count_locked(struct vc_set *s, struct vc_req *r)
+{
+	s->byp_inflight++;
+	s->byp_gen++;
+	r->byp_counted = 1;
+}
+
 /* A write around the cache is no longer in flight in its set. */
 static void byp_uncount(struct vc_req *r)
 {
@@ -1045,9 +1053,7 @@ static void rmw_alloc_around(struct vc_req *r)
 
 	vc_spin_lock(&s->lock);
 	md = vc_invalidate_locked(c, s, r->blk);
-	s->byp_inflight++;
-	s->byp_gen++;
-	r->byp_counted = 1;
+	byp_count_locked(s, r);
 	vc_spin_unlock(&s->lock);
 	count_bypass(r, VC_BYP_BUSY);
 	if (md) {
@@ -1169,9 +1175,7 @@ static void dispatch_write(struct vc_req *r)
 			 * once it is cleared.  A lost marker (record clear)
 			 * stays: the write goes around, reads keep failing.
 			 */
-			s->byp_inflight++;
-			s->byp_gen++;
-			r->byp_counted = 1;
+			byp_count_locked(s, r);
 			count_bypass(r, VC_BYP_BUSY);
 			r->blk = blk;
 			if (!(w & B_FLASHDIRTY)) {
@@ -1220,9 +1224,7 @@ static void dispatch_write(struct vc_req *r)
 			return;
 		}
 		md = vc_invalidate_locked(c, s, blk);
-		s->byp_inflight++;
-		s->byp_gen++;
-		r->byp_counted = 1;
+		byp_count_locked(s, r);
 		vc_spin_unlock(&s->lock);
 		if (md) {
 			/* the new data goes home once no record says dirty */
@@ -1263,9 +1265,7 @@ static void dispatch_write(struct vc_req *r)
 		r->gen = s->byp_gen;
 	}
 	if (byp >= 0) {
-		s->byp_inflight++;
-		s->byp_gen++;
-		r->byp_counted = 1;
+		byp_count_locked(s, r);
 	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {

@@ -332,7 +332,7 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 {
 	u64 old = c->words[blk];
 	bool ov, nv;
-	bool od, nd;
+	bool od, nd, ofd, nfd;
 
 	w = (w & ~B_POL_MASK) | (old & B_POL_MASK);	/* vc_policy.c's */
 	ov = old & B_VALID;
@@ -362,11 +362,11 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 	 * it serves nothing).  Never reused while FLASHDIRTY: the key is the
 	 * same on both sides.
 	 */
-	od = (old & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
-	nd = (w & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
-	if (od != nd)
-		vc_atomic64_add(&c->bdev[vc_key_dev(nd ? w : old)].nr_flashdirty,
-				nd ? 1 : -1);
+	ofd = (old & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
+	nfd = (w & (B_FLASHDIRTY | B_LOST)) == B_FLASHDIRTY;
+	if (ofd != nfd)
+		vc_atomic64_add(&c->bdev[vc_key_dev(nfd ? w : old)].nr_flashdirty,
+				nfd ? 1 : -1);
 	if ((old ^ w) & B_LOST) {
 		vc_atomic64_add(&c->nr_lost, (w & B_LOST) ? 1 : -1);
 		vc_atomic64_add(&c->bdev[vc_key_dev((w & B_LOST) ? w : old)].nr_lost,
