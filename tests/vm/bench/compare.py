@@ -403,9 +403,11 @@ def oltp(dev):
     log(f"OLTP warm-up {WARM} s (discarded)")
     fio("oltp-warm", dev, *mix, runtime=WARM)
     c0, s0, f0 = counters(), disk_stat(HDD), card_bytes_written()
+    v0 = vc_stats()
     log(f"OLTP measured {MEAS} s")
     j = fio("oltp", dev, *mix, runtime=MEAS, logs=True)
     c1, s1, f1 = counters(), disk_stat(HDD), card_bytes_written()
+    v1 = vc_stats()
     rd, wr = j["read"], j["write"]
     host = rd["total_ios"] + wr["total_ios"]
     d = {k: c1[k] - c0[k] for k in c1}
@@ -428,6 +430,15 @@ def oltp(dev):
              (f1 - f0) / host if host and f0 is not None and f1 is not None
              and CACHE != "hdd" else None,
          "iops_10s": series, "cv_10s": cv}
+    if v0 is not None and v1 is not None:
+        # every vcache counter over the window: where writes went (hits,
+        # bypasses by reason, throttled), what write-back did
+        o["vcache"] = {k: v1[k] - v0.get(k, 0) for k in v1
+                       if not k.endswith("_bps")}
+        log("OLTP vcache: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(o["vcache"].items())
+            if v and ("bypass" in k or k.startswith("wb_") or
+                      "flush" in k) and not k.endswith("_bytes")))
     res["oltp"] = o
     log(f"OLTP: {o['iops']:.0f} IOPS (r {rd['iops']:.0f} w "
         f"{wr['iops']:.0f}), read p99 {o['read_lat']['p99_us']:.0f} us, "
