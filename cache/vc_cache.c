@@ -402,6 +402,12 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 			goto out;
 		vc_memcpy(c->bdev[slot].uuid, key, sizeof(key));
 	}
+	err = vc_dirtymap_attach(c, (u32)slot, bdev->nr_sectors);
+	if (err) {
+		vc_log_err("%s: no memory for the write-back map of %s",
+			   c->cdev->name, uuid);
+		goto out;
+	}
 	c->bdev[slot].in_use = true;
 	c->bdev[slot].nr_sectors = bdev->nr_sectors;
 	err = vc_md_write_dev(c, (u32)slot);

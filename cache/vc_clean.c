@@ -14,7 +14,12 @@
  *                     high mark at a controlled rate (wb_rate())
  *   age               dirty epochs older than the flush period, rated
  * It collects eligible dirty blocks (up to VC_CLEAN_BATCH; a rated batch
- * about a second's worth), sorts them by (device, LBA), extends runs with
+ * about a second's worth) in (device, LBA) order from where the previous
+ * batch stopped: a sweep over per-device maps of the chunks that hold
+ * dirty blocks (struct vc_dirtymap), so the disk sees one elevator pass
+ * across batches rather than the sets' hash order (the tail trigger, and
+ * format 1 caches without chunks, scan the sets instead and sort the
+ * batch).  It sorts them by (device, LBA), extends runs with
  * adjacent dirty blocks found by lookup, and writes each run with one
  * backing I/O (at most WB_MAX_IO_KIB), with at most WB_MAX_INFLIGHT runs
  * in flight (a quarter of that when rated, one while the host uses the
@@ -245,6 +250,227 @@ static bool eligible(struct vc_cache *c, u64 w, u32 filter, u32 epochs)
 	return true;
 }
 
+/* ------------------------------------------------- write-back order */
+/* Lookups one sweep may do before it gives the worker back (a few ms). */
+#define VC_SWEEP_LOOKUPS	65536u
+
+static inline struct vc_dirtymap *dmap_of(struct vc_cache *c, u32 dev)
+{
+	return (struct vc_dirtymap *)(uintptr_t)vc_load_u64(&c->bdev[dev].dmap);
+}
+
+static inline u64 chunk_of(struct vc_cache *c, u64 lba)
+{
+	return lba >> c->set_shift;
+}
+
+static void dmap_set(struct vc_dirtymap *m, u64 bit)
+{
+	vc_atomic64_t *a = &m->w[bit >> 6];
+	s64 b = (s64)(1ULL << (bit & 63)), o = vc_atomic64_read(a);
+
+	while (!(o & b)) {
+		s64 p = vc_atomic64_cmpxchg(a, o, o | b);
+
+		if (p == o)
+			break;
+		o = p;
+	}
+}
+
+static void dmap_clear(struct vc_dirtymap *m, u64 bit)
+{
+	vc_atomic64_t *a = &m->w[bit >> 6];
+	s64 b = (s64)(1ULL << (bit & 63)), o = vc_atomic64_read(a);
+
+	while (o & b) {
+		s64 p = vc_atomic64_cmpxchg(a, o, o & ~b);
+
+		if (p == o)
+			break;
+		o = p;
+	}
+}
+
+/* The first set bit at or after @bit; m->nbits if none. */
+static u64 dmap_next(struct vc_dirtymap *m, u64 bit)
+{
+	while (bit < m->nbits) {
+		u64 v = (u64)vc_atomic64_read(&m->w[bit >> 6]) >> (bit & 63);
+
+		if (v) {
+			bit += vc_popcount64((v & (0 - v)) - 1);	/* ctz */
+			return bit < m->nbits ? bit : m->nbits;
+		}
+		bit = (bit | 63) + 1;
+	}
+	return m->nbits;
+}
+
+/* A block of @w's chunk turned dirty (vc_block_set_word, set lock held). */
+void vc_dirtymap_mark(struct vc_cache *c, u64 w)
+{
+	struct vc_dirtymap *m;
+	u64 bit;
+
+	if (!c->set_shift)
+		return;
+	m = dmap_of(c, vc_key_dev(w));
+	bit = chunk_of(c, vc_key_lba(w));
+	if (m && bit < m->nbits)
+		dmap_set(m, bit);
+}
+
+/*
+ * Device @id is being attached (ctl_mutex held; not yet present, so the
+ * cleaner does not sweep it): a map as big as the device, with the bits of
+ * the dirty blocks it has already (kept by detach --keep-dirty, or loaded).
+ */
+int vc_dirtymap_attach(struct vc_cache *c, u32 id, u64 nr_sectors)
+{
+	u64 blocks = nr_sectors >> (c->block_shift - VC_SECTOR_SHIFT);
+	u64 nbits = (blocks + (1ULL << c->set_shift) - 1) >> c->set_shift;
+	struct vc_dirtymap *m = dmap_of(c, id);
+	u32 si, i;
+
+	if (!c->set_shift)
+		return 0;
+	if (!m || m->nbits < nbits) {
+		struct vc_dirtymap *n = vc_large_zalloc(sizeof(*n) +
+							((nbits + 63) >> 6) * sizeof(n->w[0]));
+
+		if (!n)
+			return -ENOMEM;
+		n->nbits = nbits;
+		n->retired = m;
+		vc_store_u64(&c->bdev[id].dmap, (u64)(uintptr_t)n);
+		m = n;
+	} else {
+		for (i = 0; i < (m->nbits + 63) >> 6; i++)
+			vc_atomic64_set(&m->w[i], 0);
+	}
+	for (si = 0; si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; s->nr_dirty && i < s->ways; i++) {
+			u64 w = c->words[s->first + i];
+
+			if ((w & (B_VALID | B_DIRTY)) == (B_VALID | B_DIRTY) &&
+			    vc_key_dev(w) == id)
+				vc_dirtymap_mark(c, w);
+		}
+		vc_spin_unlock(&s->lock);
+	}
+	return 0;
+}
+
+static void dirtymap_free(struct vc_cache *c)
+{
+	u32 i;
+
+	for (i = 0; i < VC_MAX_BACKING; i++) {
+		struct vc_dirtymap *m = dmap_of(c, i);
+
+		while (m) {
+			struct vc_dirtymap *r = m->retired;
+
+			vc_large_free(m);
+			m = r;
+		}
+		vc_store_u64(&c->bdev[i].dmap, 0);
+	}
+}
+
+static void take(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w,
+		 u8 trigger)
+{
+	/* REDIRTY from now on: written since it was taken */
+	vc_block_set_word(c, s, blk, (w | B_CLEANING) & ~B_REDIRTY);
+	c->cand[c->cand_nr].key = w & B_KEY_MASK;
+	c->cand[c->cand_nr].blk = blk;
+	c->cand[c->cand_nr].trigger = trigger;
+	c->cand[c->cand_nr].err = 0;
+	c->cand[c->cand_nr].lost = 0;
+	c->cand_nr++;
+}
+
+/*
+ * Take the eligible blocks of chunk @ch of device @dev from block @lba on,
+ * up to @max candidates; its bit goes if the whole chunk is clean.  Returns
+ * the block to go on from (the chunk's end when it was done).
+ */
+static u64 sweep_chunk(struct vc_cache *c, struct vc_dirtymap *m, u32 dev,
+		       u64 ch, u64 lba, u32 filter, u32 epochs, u8 trigger,
+		       u32 max, u32 *lookups)
+{
+	u64 end = (ch + 1) << c->set_shift;
+	struct vc_set *s = &c->sets[vc_set_of(c, vc_mkkey(dev, lba))];
+	bool dirty = false, whole = lba == ch << c->set_shift;
+
+	vc_spin_lock(&s->lock);
+	for (; s->nr_dirty && lba < end && c->cand_nr < max; lba++) {
+		u32 blk = vc_lookup(c, s, vc_mkkey(dev, lba));
+		u64 w;
+
+		(*lookups)++;
+		if (blk == ~0u)
+			continue;
+		w = c->words[blk];
+		if ((w & (B_VALID | B_DIRTY)) == (B_VALID | B_DIRTY))
+			dirty = true;
+		if (eligible(c, w, filter, epochs))
+			take(c, s, blk, w, trigger);
+	}
+	if (!s->nr_dirty)
+		lba = end;
+	if (lba == end && whole && !dirty)
+		dmap_clear(m, ch);
+	vc_spin_unlock(&s->lock);
+	return lba;
+}
+
+/*
+ * Collect in LBA order from the cursor on (device by device, wrapping
+ * around), as far as VC_SWEEP_LOOKUPS allows.  False if it stopped for
+ * that (come back at once); true when it went round or filled @max.
+ */
+static bool sweep(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
+		  u32 max)
+{
+	u32 dev = vc_key_dev(c->wb_cursor), lookups = 0, devs = 0;
+	u64 lba = vc_key_lba(c->wb_cursor);
+	bool done = true;
+
+	while (c->cand_nr < max) {
+		struct vc_dirtymap *m = dmap_of(c, dev);
+		u64 ch;
+
+		if (lookups >= VC_SWEEP_LOOKUPS) {
+			done = false;
+			break;
+		}
+		ch = m && vc_atomic_read(&c->bdev[dev].present) &&
+		     !c->bdev[dev].parked &&
+		     (!(filter & F_DEVS) || (c->batch_filter_devs & (1u << dev))) ?
+		     dmap_next(m, chunk_of(c, lba)) : ~0ULL;
+		if (!m || ch >= m->nbits) {
+			/* this device is done: the next one, from its start */
+			if (++devs > VC_MAX_BACKING)
+				break;	/* all of them, once round */
+			dev = dev + 1 < VC_MAX_BACKING ? dev + 1 : 0;
+			lba = 0;
+			continue;
+		}
+		if (ch > chunk_of(c, lba))
+			lba = ch << c->set_shift;
+		lba = sweep_chunk(c, m, dev, ch, lba, filter, epochs, trigger,
+				  max, &lookups);
+	}
+	c->wb_cursor = vc_mkkey(dev, lba);
+	return done;
+}
+
 static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
 		    u32 max)
 {
@@ -275,15 +501,8 @@ static void collect(struct vc_cache *c, u32 filter, u32 epochs, u8 trigger,
 
 			if (!eligible(c, w, filter, epochs))
 				continue;
-			/* REDIRTY from now on: written since it was taken */
-			vc_block_set_word(c, s, blk,
-					  (w | B_CLEANING) & ~B_REDIRTY);
-			c->cand[c->cand_nr].key = w & B_KEY_MASK;
-			c->cand[c->cand_nr].blk = blk;
-			c->cand[c->cand_nr].trigger = trigger;
-			c->cand[c->cand_nr].err = 0;
-			c->cand[c->cand_nr].lost = 0;
-			if (++c->cand_nr >= max)
+			take(c, s, blk, w, trigger);
+			if (c->cand_nr >= max)
 				break;
 		}
 		vc_spin_unlock(&s->lock);
@@ -968,7 +1187,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 	u32 filter = 0, epochs = 0, idle_devs = 0;
 	u64 high, low;
 	int trigger = -1;
-	bool active, stop, rated = false;
+	bool active, stop, rated = false, more = false;
 
 	vc_spin_lock(&c->clean_lock);
 	active = c->batch_active;
@@ -1043,8 +1262,13 @@ void vc_clean_work_fn(vc_work_t *wk)
 
 			max = vc_min_u64(max, vc_max_u64(wb_rate(c, now), run));
 		}
-		collect(c, filter, epochs, (u8)trigger,
-			(u32)vc_min_u64(max, VC_CLEAN_BATCH));
+		c->cand_nr = 0;
+		if (c->set_shift && !(filter & F_TAIL))
+			more = !sweep(c, filter, epochs, (u8)trigger,
+				      (u32)vc_min_u64(max, VC_CLEAN_BATCH));
+		else
+			collect(c, filter, epochs, (u8)trigger,
+				(u32)vc_min_u64(max, VC_CLEAN_BATCH));
 		if (c->cand_nr) {
 			sort_cand(c->cand, c->cand_nr);
 			build_runs(c, (u8)trigger);
@@ -1054,6 +1278,11 @@ void vc_clean_work_fn(vc_work_t *wk)
 		vc_spin_lock(&c->clean_lock);
 		c->batch_active = false;
 		vc_spin_unlock(&c->clean_lock);
+		if (more) {
+			/* the sweep gave the worker back: go on from its cursor */
+			vc_work_queue(&c->clean_work);
+			return;
+		}
 		vc_waitq_wake_all(&c->flush_wq);
 	}
 	vc_store_u64(&c->wb_rate_bps, 0);
@@ -1120,6 +1349,7 @@ void vc_cleaner_start(struct vc_cache *c)
 
 void vc_cleaner_free(struct vc_cache *c)
 {
+	dirtymap_free(c);
 	vc_buf_free(c->res_buf);
 	vc_large_free(c->res_rio);
 	vc_free(c->res_flush);

@@ -219,8 +219,27 @@ struct vc_set {
 	u32 byp_gen;
 };
 
+/*
+ * Write-back order: per backing device, a bitmap of its chunks (the
+ * 1 << set_shift blocks that share a set) that may hold dirty blocks.
+ * vc_block_set_word() sets a chunk's bit when one of its blocks turns
+ * dirty; the cleaner clears it when it finds the chunk clean, both under
+ * that set's lock.  The cleaner sweeps the bitmaps from a cursor, so that
+ * write-back goes in LBA order across batches (an elevator), not in the
+ * sets' hash order.  Built at attach; a bigger one replaces it when the
+ * device grew, the one replaced is kept (lock-free readers) until the
+ * cache is freed.  None with set_shift 0 (format 1): the cleaner scans
+ * the sets then.
+ */
+struct vc_dirtymap {
+	struct vc_dirtymap *retired;	/* the one this one replaced */
+	u64 nbits;
+	vc_atomic64_t w[];
+};
+
 struct vc_bdev_slot {
 	struct vc_dev *dev;	/* NULL while not attached */
+	u64 dmap;		/* struct vc_dirtymap *, vc_load_u64() */
 	bool in_use;		/* slot reserved on flash */
 	u8 uuid[48];
 	u8 label[VC_LABEL_LEN];
@@ -407,6 +426,7 @@ struct vc_cache {
 	struct vc_clean_flush *res_flush;
 	bool res_flush_busy;
 	u32 scan_set;		/* next set to scan */
+	u64 wb_cursor;		/* next key of the sweep (vc_dirtymap) */
 	vc_atomic64_t last_backing_io_ns;
 	vc_atomic_t tail_pressure;	/* victims hard to find: clean tails */
 	vc_atomic64_t epoch_dirty[VC_NR_EPOCHS];
@@ -612,6 +632,8 @@ void vc_cleaner_free(struct vc_cache *c);
 void vc_clean_work_fn(vc_work_t *w);
 u32 vc_cur_epoch(struct vc_cache *c);
 void vc_clean_park(struct vc_cache *c, struct vc_req *r);
+void vc_dirtymap_mark(struct vc_cache *c, u64 w);
+int vc_dirtymap_attach(struct vc_cache *c, u32 id, u64 nr_sectors);
 void vc_clean_unpark(struct vc_req *r);	/* vc_io.c */
 
 static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)

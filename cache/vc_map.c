@@ -349,6 +349,8 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w)
 		vc_atomic64_dec(&c->epoch_dirty[(old & B_EPOCH_MASK) >> B_EPOCH_SHIFT]);
 		vc_atomic64_dec(&c->bdev[vc_key_dev(old)].nr_dirty);
 	}
+	if (nd && (!od || ((old ^ w) & B_KEY_MASK)))
+		vc_dirtymap_mark(c, w);
 	if (nd) {
 		s->nr_dirty++;
 		vc_atomic64_inc(&c->nr_dirty);

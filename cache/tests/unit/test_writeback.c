@@ -155,6 +155,113 @@ static void test_idle_means_no_host_io(void **st)
 	t_teardown(&t);
 }
 
+/* The backing device's writes, in the order they were sent. */
+struct wtrace {
+	u64 sector[8192];
+	u32 n;
+};
+
+static int trace_writes(void *ctx, const struct vc_dev_io *io)
+{
+	struct wtrace *w = ctx;
+
+	if (io->op == VC_DEV_WRITE && w->n < VC_ARRAY_SIZE(w->sector))
+		w->sector[w->n++] = io->sector;
+	return 0;
+}
+
+/*
+ * Write-back goes in LBA order across batches (an elevator over the dirty
+ * chunks), not in the sets' hash order: rated batches of a few hundred
+ * blocks, 3000 dirty blocks spread over every chunk of the disk, and the
+ * disk sees one ascending sweep.  Before, each batch was sorted on its
+ * own: the disk went back to the start at every batch.
+ */
+static void test_writeback_lba_order(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct wtrace *w = calloc(1, sizeof(*w));
+	u32 i, down = 0, nbatch;
+	struct vc_stats s, s0;
+	struct tenv t;
+
+	(void)st;
+	assert_non_null(w);
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 90;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 10;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 4;	/* one block a run */
+	t_setup(&t, 8192, 32768, false, &cfg);
+	/* 7919 is prime: 3000 distinct blocks, in every 256-block chunk */
+	for (i = 0; i < 3000; i++)
+		assert_int_equal(t_write_pat(&t, (i * 7919u) % 32768u, 1, i, 0), 0);
+	s0 = t_stats(&t);
+	vc_memdev_set_fail(t.bm, trace_writes, w);
+	t_advance_ms(20000);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	s = t_stats(&t);
+	nbatch = (u32)(s.wb_flushes - s0.wb_flushes);
+	for (i = 1; i < w->n; i++)
+		if (w->sector[i] < w->sector[i - 1])
+			down++;
+	print_message("write-back: %u writes in %u batches, %u times back towards the disk's start\n",
+		      w->n, nbatch, down);
+	assert_int_equal(s.dirty_blocks, 819);		/* down to the low mark */
+	assert_int_equal(w->n, 3000 - 819);
+	assert_true(nbatch >= 3);			/* several batches... */
+	assert_true(down <= 1);				/* ...one sweep */
+	for (i = 0; i < 3000; i++)
+		assert_int_equal(t_check_pat(&t, (i * 7919u) % 32768u, 1, i), 0);
+	t_teardown(&t);
+	free(w);
+}
+
+/*
+ * The sweep takes blocks dirtied behind its cursor on its next round, and
+ * a chunk whose blocks all went clean leaves the map.
+ */
+static void test_writeback_sweep_wraps(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_dirtymap *m;
+	u32 i, bits;
+
+	(void)st;
+	t_setup(&t, 4096, 32768, false, &cfg);
+	m = (struct vc_dirtymap *)(uintptr_t)t.c->bdev[t.dev].dmap;
+	assert_non_null(m);
+	assert_int_equal(m->nbits, 32768 >> t.c->set_shift);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_write_pat(&t, 30000 - i * 700, 1, i, 0), 0);
+	for (bits = 0, i = 0; i < m->nbits; i++)
+		bits += (vc_atomic64_read(&m->w[i >> 6]) >> (i & 63)) & 1;
+	assert_int_equal(bits, 40);	/* 700 > 256: a chunk each */
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	/* behind the cursor now: the next flush still finds them */
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_write_pat(&t, 30001 - i * 700, 1, i + 50, 0), 0);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	for (i = 0; i < 40; i++) {
+		assert_true(t_backing_has(&t, 30000 - i * 700, 1, i));
+		assert_true(t_backing_has(&t, 30001 - i * 700, 1, i + 50));
+	}
+	/*
+	 * One more block: its flush goes round the whole disk and clears the
+	 * bits of the chunks it finds clean; only the one it took stays
+	 * (cleared when a later round finds it clean).
+	 */
+	assert_int_equal(t_write_pat(&t, 5, 1, 99, 0), 0);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	for (bits = 0, i = 0; i < m->nbits; i++)
+		bits += (vc_atomic64_read(&m->w[i >> 6]) >> (i & 63)) & 1;
+	assert_int_equal(bits, 1);
+	assert_int_equal(vc_atomic64_read(&m->w[0]) & 1, 1);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +269,8 @@ int main(void)
 		cmocka_unit_test(test_partial_write_read_error),
 		cmocka_unit_test(test_seq_keeps_small_writes),
 		cmocka_unit_test(test_idle_means_no_host_io),
+		cmocka_unit_test(test_writeback_lba_order),
+		cmocka_unit_test(test_writeback_sweep_wraps),
 	};
 
 	t_init();
