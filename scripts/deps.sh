@@ -36,7 +36,7 @@ pkgs=(
 	python3-venv python3-pip
 	clang llvm lld valgrind sparse mandoc linux-source-6.1
 	libclang-rt-14-dev debootstrap
-	tmux prometheus python3-jsonschema
+	tmux python3-jsonschema
 	nbdkit nbdkit-plugin-dev python3-matplotlib
 )
 if [ -n "${pkgs_packages:-}" ]; then
@@ -71,6 +71,26 @@ if [ ! -x "$VENV/bin/vng" ]; then
 	mkdir -p "$(dirname "$VENV")"
 	python3 -m venv "$VENV"
 	"$VENV/bin/pip" install -q --disable-pip-version-check virtme-ng
+fi
+
+# promlint: `promtool check metrics` without the Prometheus server (Debian
+# 12 ships promtool only inside the server's package): the linter of the
+# Prometheus Go client library that promtool runs, in a few lines of Go
+# (tests/promlint), its modules pinned by go.sum and fetched from the Go
+# module proxy, built with the machine's Go (1.21 or later: an older one
+# fetches the go.mod's toolchain, itself a module, from the same proxy).
+PROMLINT=${VCACHE_PROMLINT:-/opt/vcache/bin/promlint}
+src=$(cd "$(dirname "$0")/../tests/promlint" && pwd)
+want=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
+if [ ! -x "$PROMLINT" ] || [ "$(cat "$PROMLINT.stamp" 2>/dev/null)" != "$want" ]; then
+	GO=$(command -v go || echo /usr/local/go/bin/go)
+	[ -x "$GO" ] || { echo "deps: Go is needed to build promlint (tests/promlint): none in PATH or /usr/local/go" >&2; exit 1; }
+	echo "deps: building promlint into $PROMLINT"
+	mkdir -p "$(dirname "$PROMLINT")"
+	(cd "$src" && GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=auto \
+		nice "$GO" build -trimpath -o "$PROMLINT.tmp" .) || { echo "deps: building promlint failed" >&2; exit 1; }
+	mv "$PROMLINT.tmp" "$PROMLINT"
+	echo "$want" > "$PROMLINT.stamp"
 fi
 
 # The guest kernel: Debian's, matching the installed headers.
