@@ -81,14 +81,19 @@ fi
 # fetches the go.mod's toolchain, itself a module, from the same proxy).
 PROMLINT=${VCACHE_PROMLINT:-/opt/vcache/bin/promlint}
 src=$(cd "$(dirname "$0")/../tests/promlint" && pwd)
-want=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
+want=$(cat "$src/go.mod.in" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
 if [ ! -x "$PROMLINT" ] || [ "$(cat "$PROMLINT.stamp" 2>/dev/null)" != "$want" ]; then
 	GO=$(command -v go || echo /usr/local/go/bin/go)
 	[ -x "$GO" ] || { echo "deps: Go is needed to build promlint (tests/promlint): none in PATH or /usr/local/go" >&2; exit 1; }
 	echo "deps: building promlint into $PROMLINT"
 	mkdir -p "$(dirname "$PROMLINT")"
-	(cd "$src" && GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=auto \
-		nice "$GO" build -trimpath -o "$PROMLINT.tmp" .) || { echo "deps: building promlint failed" >&2; exit 1; }
+	# (go.mod.in: kbuild's `make clean` over this tree deletes *.mod)
+	b=$(mktemp -d /tmp/vcache-promlint.XXXXXX)
+	cp "$src/main.go" "$src/go.sum" "$b/"
+	cp "$src/go.mod.in" "$b/go.mod"
+	(cd "$b" && GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=auto \
+		nice "$GO" build -trimpath -o "$PROMLINT.tmp" .) || { rm -rf "$b"; echo "deps: building promlint failed" >&2; exit 1; }
+	rm -rf "$b"
 	mv "$PROMLINT.tmp" "$PROMLINT"
 	echo "$want" > "$PROMLINT.stamp"
 fi
