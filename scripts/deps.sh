@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what vcache needs to build and test, on Debian 12.  Idempotent and
-# quiet when everything is present.  Used by `make deps` (and so by `make
+# quiet when everything is present.  Builds /opt/vcache/bin/promlint (the
+# Prometheus metrics check, tests/promlint) with the machine's Go.  Used by `make deps` (and so by `make
 # demo`).  With --kernels (`make check`, `make check-kernels`) it also
 # fetches every supported kernel with its build environment
 # (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).  With
