@@ -7,7 +7,8 @@
 # (scripts/kernels.sh fetch: Debian 12's, 13's and the newest).  With
 # --packages (`make check`, `make rpm`, `make deb`, `make check-packages`)
 # it also installs what builds and lints the packages: rpm (rpmbuild),
-# rpmlint, debhelper, dh-dkms with dkms, lintian.  With --debug-kernel
+# rpmlint, debhelper, dh-dkms with dkms, lintian, and dnf with createrepo-c
+# (scripts/rpmroot.sh).  With --debug-kernel
 # (`make check-debug`) what builds a kernel from linux-source-6.1 (flex,
 # bison, bc, libelf-dev, libssl-dev; scripts/debug-kernel.sh).  With
 # --bench (`make bench`) Debian's postgresql (the server, initdb, pg_ctl,
@@ -41,7 +42,7 @@ pkgs=(
 	nbdkit nbdkit-plugin-dev python3-matplotlib
 )
 if [ -n "${pkgs_packages:-}" ]; then
-	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio)
+	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio dnf createrepo-c)
 fi
 if [ -n "${pkgs_bench:-}" ]; then
 	# postgresql-15 and postgresql-client-15 through the metapackage;

@@ -19,7 +19,8 @@
 # kernel, vcache-dkms and kmod-vcache conflict).  The scriptlets run
 # chrooted in that root with its real dkms, depmod and systemctl (offline:
 # no systemd runs there, so daemon-reload, udevadm control and starting a
-# unit do nothing).
+# unit do nothing).  Then Debian's dnf installs and removes them from a
+# repository made by createrepo_c, as the README says to.
 #
 # Prints PASS/FAIL lines (scripts/check-packages.sh counts them).
 set -u
@@ -230,5 +231,47 @@ else
 	else
 		bad "rpm -e kmod-vcache" "$out; $(in_root modinfo -k "$KVER" -n vcache 2>&1)"
 	fi
+fi
+
+# --- dnf, as the README's install section says --------------------------------
+# Debian's dnf (libdnf, libsolv) over a repository of the four packages
+# (createrepo_c), on the same root and rpm database
+if ! command -v dnf >/dev/null || ! command -v createrepo_c >/dev/null; then
+	echo "SKIP rpm root: dnf (dnf, createrepo-c: scripts/deps.sh --packages)"
+	exit 0
+fi
+mkdir -p "$W/repo" "$W/home"
+cp "$TOOLS" "$DKMS" "$FW" $KMOD "$W/repo/"
+createrepo_c -q "$W/repo" >/dev/null 2>&1 || { bad "createrepo_c"; exit 0; }
+# rpm's database where rpm put it (Debian's rpm defaults to ~/.rpmdb)
+printf '%%_dbpath /var/lib/rpm\n' > "$W/home/.rpmmacros"
+dnfr() {
+	HOME=$W/home dnf -y -q --installroot="$R" --releasever=13 --setopt=reposdir=/nonexistent \
+		--setopt=install_weak_deps=False --setopt=cachedir=/var/cache/dnf --nogpgcheck \
+		--repofrompath="vcache,file://$W/repo" --repo=vcache "$@"
+}
+t0=$SECONDS
+out=$(dnfr install vcache-tools vcache-dkms 2>&1)
+rc=$?
+if [ $rc = 0 ] && rpmr -q vcache-tools vcache-dkms >/dev/null && ! rpmr -q kmod-vcache >/dev/null &&
+   grep -q "vcache/$V, $KVER, x86_64: installed" <<<"$(dkms_state)" && [ -L "$unit_link" ]; then
+	ok "dnf install vcache-tools vcache-dkms (the README's command): DKMS built the module, unit enabled ($((SECONDS - t0)) s)"
+else
+	bad "dnf install vcache-tools vcache-dkms (exit $rc)" "$out; $(rpmr -qa 2>&1 | tr '\n' ' '); dkms: $(dkms_state)"
+fi
+out=$(VCACHE_PROC=/tmp/proc-dirty dnfr remove vcache-tools vcache-dkms 2>&1)
+rc=$?
+if [ $rc != 0 ] && rpmr -q vcache-tools vcache-dkms >/dev/null && [ -n "$(modfile)" ]; then
+	ok "dnf remove while a cache is dirty: refused (%preun), both still installed"
+else
+	bad "dnf remove while dirty refused" "exit $rc: $out"
+fi
+out=$(dnfr remove vcache-tools vcache-dkms 2>&1)
+rc=$?
+if [ $rc = 0 ] && ! rpmr -q vcache-tools >/dev/null && ! rpmr -q vcache-dkms >/dev/null && [ -z "$(modfile)" ] &&
+   [ -z "$(dkms_state)" ] && [ ! -L "$unit_link" ]; then
+	ok "dnf remove once clean: packages, module and unit link gone"
+else
+	bad "dnf remove once clean (exit $rc)" "$out; dkms: $(dkms_state)"
 fi
 exit 0
