@@ -39,14 +39,34 @@ bad() { echo "FAIL rpm root: $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | tail -
 KVER=$(ls "$LOWER/lib/modules" | head -n1)
 
 W=$(mktemp -d /tmp/vcache-rpmroot.XXXXXX)
-trap 'umount -R "$W/root" 2>/dev/null; umount "$W" 2>/dev/null; rm -rf "$W"' EXIT
+R=$W/root
+# Everything lives on a tmpfs mounted at $W in this mount namespace, so the
+# cleanup unmounts and never removes files: a recursive removal would go
+# through whatever is still mounted below (it once emptied the host's /dev
+# through a bind mount).  Processes the scriptlets left in the root
+# (started by this script) are ended first.
+cleanup() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] && kill "${p#/proc/}" 2>/dev/null
+	done
+	umount -R "$W" 2>/dev/null || umount -R -l "$W" 2>/dev/null
+	rmdir "$W" 2>/dev/null
+}
+trap cleanup EXIT
 mount -t tmpfs tmpfs "$W"
 mkdir -p "$W/up" "$W/work" "$W/root" "$W/base"
 mount -t overlay overlay -o "lowerdir=$LOWER,upperdir=$W/up,workdir=$W/work" "$W/root" ||
 	{ bad "overlay of $LOWER"; exit 0; }
-R=$W/root
 mount -t proc proc "$R/proc"
-mount --rbind /dev "$R/dev"
+# a /dev of its own with the few nodes scriptlets use, not the host's
+mount -t tmpfs -o mode=755 tmpfs "$R/dev"
+for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+	IFS=: read -r name maj min <<<"$n"
+	mknod -m 666 "$R/dev/$name" c "$maj" "$min"
+done
+ln -s /proc/self/fd "$R/dev/fd"
+mkdir "$R/dev/pts" "$R/dev/shm"
 mount -t tmpfs tmpfs "$R/tmp"
 mount -t tmpfs tmpfs "$R/run"
 in_root() { chroot "$R" "$@"; }
