@@ -51,15 +51,17 @@ vmrun() {
 opts=(--kernel trixie --cards 1 --card-size 256M --hdd-size 512M --hdd-model fast --memory 1G)
 vmrun install "${opts[@]}" --root-image "$img" --keep "$vmdir" || exit 0
 # systemd's lines and the kernel's, on the serial console: the file system
-# unmounted, then the cache stopped and the card shut down clean
+# unmounted, then the cache stopped and the card shut down clean (systemd
+# colours the unit names: its escape sequences removed first)
+console=$(sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' "$vmdir/console.log")
 seq=$(grep -an 'Unmounted srv-db.mount\|vcache: db: stopped\|clean shutdown, write buffer durable' \
-	"$vmdir/console.log" | cut -d: -f1 | tr '\n' ' ')
+	<<<"$console" | cut -d: -f1 | tr '\n' ' ')
 if awk '/Unmounted srv-db.mount/ {u = NR} /vcache: db: stopped/ {s = NR}
 	/clean shutdown, write buffer durable/ {c = NR}
-	END {exit !(u && s > u && c > s)}' "$vmdir/console.log"; then
+	END {exit !(u && s > u && c > s)}' <<<"$console"; then
 	ok "power-off: /srv/db unmounted, then the cache stopped, then the card shut down clean (console lines $seq)"
 else
-	bad "power-off order on the console" "$(grep -a 'srv-db\|vcache\|vflash' "$vmdir/console.log" | tail -20)"
+	bad "power-off order on the console" "$(grep -a 'srv-db\|vcache\|vflash' <<<"$console" | tail -20)"
 fi
 cp "$vmdir/console.log" "$vmdir/../packages-install-console.log" 2>/dev/null
 # the install boot left files to compare with: without them the next boots
