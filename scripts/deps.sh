@@ -40,6 +40,7 @@ pkgs=(
 	libclang-rt-14-dev debootstrap
 	tmux python3-jsonschema
 	nbdkit nbdkit-plugin-dev python3-matplotlib
+	curl unzip ca-certificates
 )
 if [ -n "${pkgs_packages:-}" ]; then
 	pkgs+=(rpm rpmlint debhelper dh-dkms dkms lintian cpio dnf createrepo-c)
@@ -86,7 +87,32 @@ src=$(cd "$(dirname "$0")/../tests/promlint" && pwd)
 want=$(cat "$src/go.mod.in" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
 if [ ! -x "$PROMLINT" ] || [ "$(cat "$PROMLINT.stamp" 2>/dev/null)" != "$want" ]; then
 	GO=$(command -v go || echo /usr/local/go/bin/go)
-	[ -x "$GO" ] || { echo "deps: Go is needed to build promlint (tests/promlint): none in PATH or /usr/local/go" >&2; exit 1; }
+	if ! [ -x "$GO" ] || ! "$GO" version | grep -qE 'go1\.(2[1-9]|[3-9][0-9])'; then
+		# Debian 12's Go is 1.19 (too old for the modules): the Go
+		# toolchain itself from the Go module proxy, as GOTOOLCHAIN
+		# fetches it, pinned by its checksum
+		tc=v0.0.1-go1.23.4.linux-amd64
+		tc_sha=e1e33fbe9bdeed9d1eec878f90eaf9a1dc856b9197d89e6745373b8c61a57c87
+		GO=/opt/vcache/go/bin/go
+		if [ "$(cat /opt/vcache/go.stamp 2>/dev/null)" != "$tc" ]; then
+			[ "$(dpkg --print-architecture)" = amd64 ] || { echo "deps: install Go 1.21 or later to build promlint" >&2; exit 1; }
+			echo "deps: fetching the Go toolchain ($tc) from the Go module proxy"
+			z=$(mktemp /tmp/vcache-go.XXXXXX)
+			d=$(mktemp -d /tmp/vcache-go.XXXXXX)
+			if ! curl -sSfL -o "$z" "https://proxy.golang.org/golang.org/toolchain/@v/$tc.zip" ||
+			   ! echo "$tc_sha  $z" | sha256sum -c --quiet ||
+			   ! unzip -q "$z" -d "$d"; then
+				rm -rf "$z" "$d"
+				echo "deps: cannot fetch the Go toolchain for promlint" >&2
+				exit 1
+			fi
+			rm -rf /opt/vcache/go
+			mkdir -p /opt/vcache
+			mv "$d/golang.org/toolchain@$tc" /opt/vcache/go
+			rm -rf "$z" "$d"
+			echo "$tc" > /opt/vcache/go.stamp
+		fi
+	fi
 	echo "deps: building promlint into $PROMLINT"
 	mkdir -p "$(dirname "$PROMLINT")"
 	# (go.mod.in: kbuild's `make clean` over this tree deletes *.mod)
