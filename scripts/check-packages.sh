@@ -24,8 +24,10 @@
 # a boot without the backing disk and the disk plugged in later, removal
 # refused while dirty.  DKMS builds the module on the host for the guest's
 # kernel (the guest's postinst loads that build: compiling under TCG took
-# over 25 minutes).  --vm-only: the .debs and the VM part only.  No RPM
-# is installed anywhere: see README.md "What was built and tested".
+# over 25 minutes).  --vm-only: the .debs and the VM part only.  With
+# --vm the RPMs are also installed, upgraded and erased by rpm, their
+# scriptlets run, in a scratch copy of that image's root
+# (scripts/rpmroot.sh; no RPM distribution boots here).
 # Prints PASS/FAIL lines and "N passed, N failed".
 set -u
 with_vm=0
@@ -314,28 +316,25 @@ if [ $with_vm = 1 ]; then
 	# and reboot, then boot without the disk.  The guest is Debian 13 with
 	# systemd (scripts/pkgvm.sh); DKMS builds the module here, against the
 	# guest kernel's headers in the guest's own root, and the guest's
-	# postinst loads that build (see scripts/pkgvm.sh).
+	# postinst loads that build (see scripts/pkgvm.sh).  The three boots
+	# share one hold of the VM lock (scripts/pkgvm-boots.sh).
 	s5=$(date +%s)
 	vmdir=$TOP/build/vm/packages
-	vmrun() {	# vmrun PHASE RUNNER-OPTS...: one boot, its TAP lines counted
-		local ph=$1 rc vp vf
-		shift
-		tests/vm/run "$@" --timeout 1200 -- "$TOP/tests/vm/packages.guest" "$ph" > "$T/vm-$ph.log" 2>&1
-		rc=$?
-		grep -E '^(ok|not ok) - |^# ' "$T/vm-$ph.log" | sed "s/^/[$ph] /"
-		vp=$(grep -c '^ok - ' "$T/vm-$ph.log")
-		vf=$(grep -c '^not ok - ' "$T/vm-$ph.log")
-		pass=$((pass + vp))
-		fail=$((fail + vf))
-		if [ $rc != 0 ] && [ "$vf" = 0 ]; then
-			tail -40 "$T/vm-$ph.log"
-			bad "VM boot '$ph' (tests/vm/run exit $rc)"
-		fi
-		[ "$vp" -gt 0 ] && [ $rc = 0 ]
-	}
 	make -s firmware >/dev/null 2>&1 || bad "firmware-sim builds for the VM"
 	if ! img=$(scripts/pkgvm.sh image); then
 		bad "the installed-system image (scripts/pkgvm.sh image)"
+	fi
+	if [ $static = 1 ] && [ -n "${img:-}" ]; then
+		# the RPMs installed, upgraded and erased by rpm in a scratch copy
+		# of the image's root (no VM)
+		s6=$(date +%s)
+		scripts/rpmroot.sh "$R" 2>&1 | tee "$T/rpmroot.log"
+		pass=$((pass + $(grep -ac '^PASS ' "$T/rpmroot.log")))
+		fail=$((fail + $(grep -ac '^FAIL ' "$T/rpmroot.log")))
+		echo "RPM root test: $(( $(date +%s) - s6 )) s"
+	fi
+	if [ -z "${img:-}" ]; then
+		:
 	elif ! scripts/pkgvm.sh dkms-tarball "$DD" "$T/vcache-$V.dkms.tar.gz"; then
 		bad "dkms build on the host for the guest kernel $(scripts/pkgvm.sh kernel)"
 	else
@@ -343,24 +342,14 @@ if [ $with_vm = 1 ]; then
 		rm -rf "$vmdir"
 		mkdir -p "$vmdir"
 		cp "$T/vcache-$V.dkms.tar.gz" "$DT" "$DD" "$vmdir/"
-		opts=(--kernel trixie --cards 1 --card-size 256M --hdd-size 512M --hdd-model fast --memory 1G)
-		if vmrun install "${opts[@]}" --root-image "$img" --keep "$vmdir"; then
-			# systemd's lines and the kernel's, on the serial console: the
-			# file system unmounted, then the cache stopped and the card
-			# shut down clean
-			seq=$(grep -n 'Unmounted srv-db.mount\|vcache: db: stopped\|clean shutdown, write buffer durable' \
-				"$vmdir/console.log" | cut -d: -f1 | tr '\n' ' ')
-			if grep -q 'Unmounted srv-db.mount' "$vmdir/console.log" &&
-			   awk '/Unmounted srv-db.mount/ {u = NR} /vcache: db: stopped/ {s = NR}
-				/clean shutdown, write buffer durable/ {c = NR}
-				END {exit !(u && s > u && c > s)}' "$vmdir/console.log"; then
-				ok "power-off: /srv/db unmounted, then the cache stopped, then the card shut down clean (console lines $seq)"
-			else
-				bad "power-off order on the console" "$(grep -a 'srv-db\|vcache\|vflash' "$vmdir/console.log" | tail -20)"
-			fi
-			vmrun reboot --kernel trixie --reuse "$vmdir" &&
-				vmrun missing --kernel trixie --reuse "$vmdir" --hdd-late
-		fi
+		[ -e /tmp/vcache-vm.lock ] || { : > /tmp/vcache-vm.lock; chmod 666 /tmp/vcache-vm.lock; }
+		echo "# the three boots wait for the VM lock and hold it across them"
+		flock /tmp/vcache-vm.lock scripts/pkgvm-boots.sh "$vmdir" "$img" 2>&1 | tee "$T/boots.log"
+		pass=$((pass + $(grep -ac '^\[[a-z]*\] ok - \|^PASS ' "$T/boots.log")))
+		fail=$((fail + $(grep -ac '^\[[a-z]*\] not ok - \|^FAIL ' "$T/boots.log")))
+		for ph in install reboot missing; do
+			grep -aq "^\[$ph\] ok - " "$T/boots.log" || bad "VM boot '$ph' ran no check"
+		done
 	fi
 	echo "VM install test: $(( $(date +%s) - s5 )) s"
 fi

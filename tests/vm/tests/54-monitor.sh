@@ -5,7 +5,7 @@
 # and the devices' own statistics (/sys/block/*/stat) saw, for a read-hit,
 # a read-miss, a write-back, a bypass and a flush workload; the live view
 # under tmux while fio runs; events; unprivileged reading and the EPERM
-# of --reset-stats; /proc and sysfs; promtool on the kernel's figures.
+# of --reset-stats; /proc and sysfs; promlint (promtool check metrics) on the kernel's figures.
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 make -s -C "$TOP/tools/vcache-monitor" >/dev/null || t_fail "vcache-monitor builds"

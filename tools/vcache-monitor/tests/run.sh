@@ -133,10 +133,17 @@ jsonschema.validate(json.load(open('$tmp/bad.json')), json.load(open('$top/tools
 
 # --------------------------------------------------------- prometheus
 dry "$R0" --prometheus > "$tmp/p" 2>&1
-if command -v promtool >/dev/null; then
-	check "prometheus: promtool check metrics" bash -c "promtool check metrics < '$tmp/p'"
+# promlint: what `promtool check metrics` runs, without the Prometheus
+# server (tests/promlint, built by scripts/deps.sh)
+PROMLINT=${VCACHE_PROMLINT:-/opt/vcache/bin/promlint}
+if [ -x "$PROMLINT" ]; then
+	check "prometheus: promlint (promtool check metrics) accepts it" bash -c "'$PROMLINT' < '$tmp/p'"
+	check "prometheus: ... and refuses text that does not parse" \
+		bash -c "! printf 'vcache_x{cache=\"db\" 1\n' | '$PROMLINT' 2>/dev/null"
+	check "prometheus: ... and a counter named without _total (lint, exit 3)" \
+		bash -c "printf '# HELP vcache_reads Reads.\n# TYPE vcache_reads counter\nvcache_reads 1\n' | '$PROMLINT' 2>/dev/null; [ \$? = 3 ]"
 else
-	bad "prometheus: promtool check metrics" "promtool not installed (scripts/deps.sh)"
+	bad "prometheus: promlint" "$PROMLINT not built (scripts/deps.sh)"
 fi
 check "prometheus: blocks by path" grep -qx 'vcache_io_blocks_total{cache="db",path="read_hit"} 100' "$tmp/p"
 check "prometheus: per backing device" grep -qx 'vcache_io_blocks_total{cache="db",backing="db",path="read_hit"} 100' "$tmp/p"
