@@ -281,7 +281,7 @@ static void test_pid_lists(void **st)
 
 static s32 dead_pid;
 
-static bool fake_alive(void *ctx, s32 pid)
+static bool fake_alive(void *ctx, u64 pid)
 {
 	(void)ctx;
 	return pid != dead_pid;

@@ -23,12 +23,12 @@ struct fake_procs {
 	unsigned long calls;
 };
 
-static bool fake_alive(void *ctx, s32 pid)
+static bool fake_alive(void *ctx, u64 pid)
 {
 	struct fake_procs *fp = ctx;
 
 	__atomic_add_fetch(&fp->calls, 1, __ATOMIC_RELAXED);
-	return pid >= 0 && pid <= VC_PID_MAX &&
+	return pid <= VC_PID_MAX &&
 	       __atomic_load_n(&fp->alive[pid], __ATOMIC_RELAXED);
 }
 
@@ -181,13 +181,13 @@ static void test_errors(void **state)
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_ALLOW, 5000), -ESRCH);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 8), -ENOENT);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 0), -EINVAL);
-	assert_int_equal(vc_pidlist_del(&f->pl, (enum vc_pid_list)3, 7),
+	assert_int_equal(vc_pidlist_del(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS, 7),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_clear(&f->pl, (enum vc_pid_list)3),
+	assert_int_equal(vc_pidlist_clear(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_get(&f->pl, (enum vc_pid_list)3, NULL, 0),
+	assert_int_equal(vc_pidlist_get(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS, NULL, 0),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_count(&f->pl, (enum vc_pid_list)3), 0);
+	assert_int_equal(vc_pidlist_count(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS), 0);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 7), 0);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 7), -ENOENT);
 	assert_int_equal(vc_pidlist_count(&f->pl, VC_PID_DENY), 2);
@@ -220,7 +220,7 @@ static void test_full_list(void **state)
 static void test_max_capacity(void **st)
 {
 	static struct vc_pidlist pl;
-	static s32 out[VC_PIDLIST_MAX];
+	static u64 out[VC_PIDLIST_MAX];
 	s32 p;
 	int i;
 
@@ -245,7 +245,8 @@ static void test_max_capacity(void **st)
 static void test_get_sorted_and_truncated(void **state)
 {
 	struct fixture *f = *state;
-	s32 in[] = { 77, 3, 1000, 45, 9 }, out[8] = { 0 };
+	s32 in[] = { 77, 3, 1000, 45, 9 };
+	u64 out[8] = { 0 };
 	unsigned int i;
 
 	alive_range(f, 1, 1000);
@@ -267,7 +268,7 @@ static void test_get_sorted_and_truncated(void **state)
 static void test_expiry(void **state)
 {
 	struct fixture *f = *state;
-	s32 out[8];
+	u64 out[8];
 
 	alive_range(f, 1, 100);
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, 10), 0);
@@ -338,10 +339,10 @@ static void test_tick_interval(void **state)
 }
 
 /* The real callback shape userspace uses: kill(pid, 0). */
-static bool kill_alive(void *ctx, s32 pid)
+static bool kill_alive(void *ctx, u64 pid)
 {
 	(void)ctx;
-	return kill(pid, 0) == 0 || errno == EPERM;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
 static void test_real_process_expiry(void **st)
