@@ -536,6 +536,91 @@ static void test_concurrent_readers_writers(void **st)
 	free(c);
 }
 
+/*
+ * Keys as the kernel uses them: opaque ids holding a reference each (the
+ * put callback must see every entry that leaves, exactly once), and
+ * cgroups in a hierarchy: 0x1000 the root, 0x2000 and 0x3000 its
+ * children, 0x2100 a child of 0x2000.  Ids beyond VC_PID_MAX are fine.
+ */
+static int key_refs[8];
+static u64 key_alive_mask = ~0ULL;
+
+static int key_slot(u64 k)
+{
+	return (int)((k >> 40) & 7);
+}
+
+static void key_put(int list, u64 id)
+{
+	(void)list;
+	key_refs[key_slot(id)]--;
+}
+
+static u64 key_parent(u64 cg)
+{
+	if (cg == 0x2100)
+		return 0x2000;
+	return cg == 0x1000 ? 0 : 0x1000;
+}
+
+static bool key_alive(void *ctx, u64 id)
+{
+	(void)ctx;
+	return (key_alive_mask >> key_slot(id)) & 1;
+}
+
+static void test_keys_and_cgroups(void **st)
+{
+	static struct vc_pidlist pl;
+	const u64 p1 = 1ULL << 40 | 0x10, p2 = 2ULL << 40 | 0x10;
+	const u64 p3 = 3ULL << 40 | 0x10;
+	int i;
+
+	(void)st;
+	assert_int_equal(vc_pidlist_init(&pl, 4, key_alive, NULL), 0);
+	vc_pidlist_set_keys(&pl, key_put, key_parent);
+	for (i = 1; i <= 3; i++)
+		key_refs[i] = 1;
+	/* two keys with the same low bits are two processes */
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p1), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p2), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p1), -EEXIST);
+	assert_false(vc_pidlist_should_cache(&pl, p1, p1));
+	assert_true(vc_pidlist_should_cache(&pl, p3, p3));
+	/* the process of p1 exits: dropped, its reference put once */
+	key_alive_mask &= ~(1ULL << 1);
+	assert_int_equal(vc_pidlist_expire(&pl), 1);
+	assert_int_equal(key_refs[1], 0);
+	assert_int_equal(vc_pidlist_count(&pl, VC_PID_DENY), 1);
+	key_alive_mask = ~0ULL;
+	assert_int_equal(vc_pidlist_del(&pl, VC_PID_DENY, p2), 0);
+	assert_int_equal(key_refs[2], 0);
+	/* cgroups: an entry covers its descendants, not its siblings */
+	assert_int_equal(vc_pidlist_add(&pl, VC_CG_DENY, 0x2000), 0);
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2000));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x3000));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x1000));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0));
+	/* cgroup entries never expire, nor ask whether they are alive */
+	key_alive_mask = 0;
+	assert_int_equal(vc_pidlist_expire(&pl), 0);
+	key_alive_mask = ~0ULL;
+	/* cache-none: an allowed cgroup admits, deny still wins */
+	assert_int_equal(vc_pidlist_set_mode(&pl, VC_PID_MODE_CACHE_NONE), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_CG_ALLOW, 0x1000), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x3000));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0));
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_ALLOW, p3), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0));
+	assert_int_equal(vc_pidlist_clear(&pl, VC_CG_DENY), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	/* destroy puts what is left: p3 */
+	vc_pidlist_destroy(&pl);
+	assert_int_equal(key_refs[3], 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -555,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_real_process_expiry),
 		cmocka_unit_test(test_random_vs_model),
 		cmocka_unit_test(test_concurrent_readers_writers),
+		cmocka_unit_test(test_keys_and_cgroups),
 	};
 
 	return cmocka_run_group_tests_name("vc_pidlist", tests, NULL, NULL);
