@@ -16,6 +16,7 @@
 #include "names.h"
 #include "print.h"
 #include "probe.h"
+#include "size.h"
 
 #define NOMEM() vcc_fail(VCACHE_EXIT_FAIL, "out of memory")
 
