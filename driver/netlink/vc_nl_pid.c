@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PID allow/deny lists of a cache over netlink (VCACHE_CMD_PID_*).
+ * PID and cgroup allow/deny lists of a cache over netlink (VCACHE_CMD_PID_*).
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
@@ -86,13 +86,14 @@ static int vcnl_cg_apply(struct vc_pidlist *pl, int list, u8 op,
 				    "not an open cgroup v2 directory");
 		return PTR_ERR(cg);
 	}
+	f.id = cgroup_id(cg);
 	err = op == VCACHE_PID_ADD ?
 	      vc_pidlist_add(pl, list, (uintptr_t)cg) :
 	      vc_pidlist_del(pl, list, (uintptr_t)cg);
 	if (err || op != VCACHE_PID_ADD)
 		cgroup_put(cg);
 	if (err)
-		vcc_ext_err(info->extack, "cgroup %llu: %s", cgroup_id(cg),
+		vcc_ext_err(info->extack, "cgroup %llu: %s", f.id,
 			    err == -EEXIST ? "already on the list" :
 			    err == -ENOENT ? "not on the list" :
 			    err == -ENOSPC ? "the list is full" : "refused");
