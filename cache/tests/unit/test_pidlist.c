@@ -168,7 +168,8 @@ static void test_errors(void **state)
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, -5), -EINVAL);
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, VC_PID_MAX + 1),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_add(&f->pl, (enum vc_pid_list)2, 5),
+	assert_int_equal(vc_pidlist_add(&f->pl,
+					(enum vc_pid_list)VC_PID_NR_LISTS, 5),
 			 -EINVAL);
 	assert_int_equal(vc_pidlist_add(&f->pl, (enum vc_pid_list)-1, 5),
 			 -EINVAL);
