@@ -279,7 +279,9 @@ d["caches"][0]["pids"] = {"default": "cache-none", "allow": [10, 20], "deny": []
 json.dump(d, open(sys.argv[1], "w"))' "$T/fake.json"
 	dry "$VC" pid db list --json >"$T/pl.json" 2>"$T/err"
 	pycheck dry_pid_list_json "$T/pl.json" '
-assert d == {"name": "db", "default": "cache-none", "allow": [10, 20], "deny": []}, d'
+assert d == {"name": "db", "default": "cache-none", "allow": [10, 20], "deny": [],
+             "allow_hidden": None, "deny_hidden": None, "cgroup_allow": [],
+             "cgroup_deny": []}, d'
 
 	# list/show: the fake kernel's caches come back as they went in
 	dry "$VC" list --json >"$T/l.json" 2>"$T/err"
