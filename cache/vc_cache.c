@@ -181,6 +181,8 @@ static int cache_init(struct vc_cache *c)
 		err = vc_pidlist_init(&c->pids, VC_PIDLIST_DEF_CAP,
 				      vc_env_pid_alive, NULL);
 	if (!err)
+		vc_env_pidlist_keys(&c->pids);
+	if (!err)
 		err = vc_pidlist_set_mode(&c->pids,
 					  (enum vc_pid_mode)c->params[VC_P_PID_MODE]);
 	if (err)

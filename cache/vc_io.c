@@ -1786,7 +1786,7 @@ void vc_cache_submit(struct vc_cache *c, struct vc_host_io *hio)
 		start_passed_down(c, hio);
 		return;
 	}
-	if (!vc_pidlist_should_cache(&c->pids, hio->pid, hio->tgid))
+	if (!vc_pidlist_classify(&c->pids, hio->pid, hio->tgid, hio->cgroup))
 		ef |= HF_BYP_PID;
 	/*
 	 * Sequential streams go around the cache when they would pollute

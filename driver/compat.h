@@ -27,7 +27,9 @@
 #define VCACHE_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/blk-cgroup.h>
 #include <linux/blk-mq.h>
+#include <linux/cgroup.h>
 #include <linux/blkdev.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -301,5 +303,23 @@ static inline int vcd_bdev_open(struct block_device *bdev, fmode_t mode)
 	return vcc_disk_open(bdev->bd_disk);
 }
 #endif
+
+/*
+ * The cgroup a bio is charged to, for the cgroup lists of vc_nl_pid.c:
+ * writeback bios carry the blkcg of the cgroup that dirtied the pages
+ * (wbc_init_bio()), other bios their submitter's (bio_associate_blkg()).
+ * struct blkcg_gq and struct blkcg are private to block/ on all three
+ * kernels; bio_blkcg_css() is exported (GPL) and alike on 6.1, 6.12 and
+ * 7.2 (a stub returning NULL without CONFIG_BLK_CGROUP), as are
+ * cgroup_get_from_fd(), cgroup_parent() and cgroup_path_ns() (declared in
+ * <linux/cgroup_namespace.h> from 7.x, which <linux/cgroup.h> includes).
+ * 0: no cgroup (the bio has no blkg).
+ */
+static inline u64 vcd_bio_cgroup(struct bio *bio)
+{
+	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
+
+	return css ? (uintptr_t)css->cgroup : 0;
+}
 
 #endif /* VCACHE_COMPAT_H */

@@ -224,7 +224,10 @@ struct vc_host_io {
 	u32 len;		/* bytes, multiple of 512 (0 for FLUSH) */
 	struct vc_buf *buf;	/* data (NULL: no data, see vc_env.h) */
 	u32 buf_off;
-	s32 pid, tgid;		/* submitter, for PID lists */
+	u64 pid, tgid;		/* submitter, for PID lists: ids as the
+				 * environment's lists hold them (the
+				 * kernel: struct pid addresses) */
+	u64 cgroup;		/* charged cgroup for cgroup lists, 0: none */
 	u64 stream;		/* submitter key for sequential detection */
 	vc_host_end_io_t end_io;
 	void *private;		/* for the caller */

@@ -182,11 +182,15 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
 
 /* ---------------------------------------------------------------------
  * Processes: does a process or thread with this id exist?  (PID lists
- * drop entries of exited processes.)  Kernel: find_get_pid().  Posix:
+ * drop entries of exited processes.)  Posix: ids are process numbers,
  * "always" unless a program installs a checker (vc_posix_set_pid_alive),
- * so tests and simulators stay deterministic.
+ * so tests and simulators stay deterministic.  Kernel: ids are struct pid
+ * addresses each entry holds a reference on (and cgroup lists struct
+ * cgroup addresses), alive while the struct pid has a task;
+ * vc_env_pidlist_keys() switches a list to those keys (posix: nothing).
  *
- *   bool vc_env_pid_alive(void *ctx, s32 pid);
+ *   bool vc_env_pid_alive(void *ctx, u64 id);
+ *   void vc_env_pidlist_keys(struct vc_pidlist *pl);
  */
 
 /* ---------------------------------------------------------------------

@@ -169,9 +169,16 @@ static void vcc_submit_bio(struct bio *bio)
 		vc_linux_buf_init_bio(&io->buf, bio);
 		hio->buf = &io->buf;
 	}
-	hio->pid = task_pid_nr(current);
-	hio->tgid = task_tgid_nr(current);
-	hio->stream = hio->pid;
+	/*
+	 * PID lists hold struct pid references (vc_nl_pid.c): the submitting
+	 * thread and its process, by identity, not by number.  Buffered
+	 * writeback is submitted by a flusher thread, so it is classified by
+	 * the cgroup its bio is charged to: the one that dirtied the pages.
+	 */
+	hio->pid = (uintptr_t)task_pid(current);
+	hio->tgid = (uintptr_t)task_tgid(current);
+	hio->cgroup = vcd_bio_cgroup(bio);
+	hio->stream = task_pid_nr(current);
 	hio->end_io = vcc_end_io;
 	hio->private = io;
 	io->start = bio_start_io_acct(bio);

@@ -45,11 +45,13 @@ static const struct nla_policy vcnl_policy[VCACHE_A_MAX + 1] = {
 	[VCACHE_A_PARAMS]	= NLA_POLICY_NESTED(vcnl_param_policy),
 	[VCACHE_A_FLAGS]	= NLA_POLICY_MASK(NLA_U32, VCACHE_F_ALL),
 	[VCACHE_A_BACKING]	= NLA_POLICY_NESTED(vcnl_backing_policy),
-	[VCACHE_A_PID_LIST]	= NLA_POLICY_MAX(NLA_U8, VCACHE_PID_DENY),
+	[VCACHE_A_PID_LIST]	= NLA_POLICY_MAX(NLA_U8, VCACHE_PID_CG_DENY),
 	[VCACHE_A_PID_OP]	= NLA_POLICY_MAX(NLA_U8, VCACHE_PID_CLEAR),
 	[VCACHE_A_PIDS]		= NLA_POLICY_NESTED(vcnl_pids_policy),
 	[VCACHE_A_PID_DEFAULT]	= NLA_POLICY_MAX(NLA_U8,
 						 VCACHE_PID_CACHE_NONE),
+	[VCACHE_A_CGROUP_FD]	= { .type = NLA_U32 },
+	[VCACHE_A_CGROUP_ID]	= NLA_POLICY_MIN(NLA_U64, 1),
 };
 
 /* -------------------------------------------------------------- helpers */

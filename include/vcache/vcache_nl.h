@@ -86,11 +86,18 @@ enum vcache_cmd {
 	/*
 	 * PID lists: NAME, PID_LIST, PID_OP; PIDS for ADD/DEL; PID_DEFAULT
 	 * alone sets the default (then PID_LIST/PID_OP are not given).
+	 * PIDs are numbers in the sender's PID namespace; the kernel keeps
+	 * the process itself (a later process with the same number is not
+	 * on the list) and drops the entry when it exits.  Cgroup lists
+	 * (PID_LIST VCACHE_PID_CG_*): ADD takes CGROUP_FD, DEL CGROUP_FD or
+	 * CGROUP_ID, CLEAR nothing.
 	 */
 	VCACHE_CMD_PID_SET,
 	/*
 	 * NAME.  Reply: NAME, PID_DEFAULT, then for the allow and the deny
-	 * list: PID_LIST followed by the PIDS nest of that list.
+	 * list: PID_LIST followed by the PIDS nest of that list (numbers in
+	 * the reader's PID namespace, ascending) and PIDS_HIDDEN; then for
+	 * the cgroup allow and deny lists: PID_LIST followed by CGROUPS.
 	 */
 	VCACHE_CMD_PID_GET,
 	/*
@@ -141,6 +148,21 @@ enum vcache_attr {
 	VCACHE_A_MESSAGE,	/* string */
 	VCACHE_A_PAD,
 	VCACHE_A_LATENCY,	/* nest: per path, type = vcache_lat_path + 1 */
+	/*
+	 * u32: a file descriptor of the sender open on a cgroup v2
+	 * directory (PID_SET of a cgroup list)
+	 */
+	VCACHE_A_CGROUP_FD,
+	VCACHE_A_CGROUP_ID,	/* u64: cgroup id (the directory's inode) */
+	VCACHE_A_CGROUPS,	/* nest of VCACHE_A_CGROUP (reply) */
+	VCACHE_A_CGROUP,	/* nest: CGROUP_ID, CGROUP_PATH (reply) */
+	/*
+	 * string: the cgroup's path in the reader's cgroup namespace, ""
+	 * when it cannot be named (removed) (reply)
+	 */
+	VCACHE_A_CGROUP_PATH,
+	/* u32: entries of the list not visible in the reader's PID ns */
+	VCACHE_A_PIDS_HIDDEN,
 	__VCACHE_A_MAX,
 };
 #define VCACHE_A_MAX (__VCACHE_A_MAX - 1)
@@ -226,6 +248,9 @@ enum vcache_backing_state {
 enum vcache_pid_list {
 	VCACHE_PID_ALLOW = 0,
 	VCACHE_PID_DENY = 1,
+	/* cgroups: I/O charged to the cgroup or a descendant (writeback too) */
+	VCACHE_PID_CG_ALLOW = 2,
+	VCACHE_PID_CG_DENY = 3,
 };
 
 enum vcache_pid_op {

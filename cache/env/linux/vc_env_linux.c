@@ -3,6 +3,7 @@
  * Linux kernel implementation of the vcache engine environment.
  */
 #include <linux/bio.h>
+#include <linux/cgroup.h>
 #include <linux/blkdev.h>
 #include <linux/crc32.h>
 #include <linux/highmem.h>
@@ -15,6 +16,7 @@
 
 #include "vc_format.h"
 #include "vc_linux.h"
+#include "vc_pidlist.h"
 
 /*
  * crc32c for the metadata (vc_format.h: Castagnoli, no inversion): the
@@ -142,12 +144,32 @@ void vc_pcpu_reset(vc_pcpu_t *p)
 			WRITE_ONCE(*per_cpu_ptr(p->v + i, cpu), 0);
 }
 
-bool vc_env_pid_alive(void *ctx, s32 pid)
+/*
+ * PID lists hold struct pid references (an entry names one process for
+ * its life: a recycled number is another struct pid), cgroup lists
+ * struct cgroup references; the driver takes them (vc_nl_pid.c).
+ */
+bool vc_env_pid_alive(void *ctx, u64 id)
 {
-	struct pid *p = find_get_pid(pid);
+	return pid_has_task((struct pid *)(uintptr_t)id, PIDTYPE_PID);
+}
 
-	put_pid(p);
-	return p != NULL;
+static void vc_env_pid_put(int list, u64 id)
+{
+	if (list == VC_CG_ALLOW || list == VC_CG_DENY)
+		cgroup_put((struct cgroup *)(uintptr_t)id);
+	else
+		put_pid((struct pid *)(uintptr_t)id);
+}
+
+static u64 vc_env_cg_parent(u64 cg)
+{
+	return (uintptr_t)cgroup_parent((struct cgroup *)(uintptr_t)cg);
+}
+
+void vc_env_pidlist_keys(struct vc_pidlist *pl)
+{
+	vc_pidlist_set_keys(pl, vc_env_pid_put, vc_env_cg_parent);
 }
 
 /* ------------------------------------------------------------ waiting */

@@ -156,7 +156,9 @@ void *vc_mempool_alloc(vc_mempool_t *p);
 void vc_mempool_free(vc_mempool_t *p, void *obj);
 
 /* ---- processes ---- */
-bool vc_env_pid_alive(void *ctx, s32 pid);
+struct vc_pidlist;
+bool vc_env_pid_alive(void *ctx, u64 id);
+void vc_env_pidlist_keys(struct vc_pidlist *pl);
 
 /* ---- time ---- */
 u64 vc_now_ns(void);

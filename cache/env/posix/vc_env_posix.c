@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include "vc_posix.h"
+#include "vc_pidlist.h"
 
 /* ---------------------------------------------------------------- log */
 static int log_level = 1;
@@ -204,24 +205,31 @@ void vc_large_free(void *p)
 }
 
 /* ---------------------------------------------------------- processes */
-static bool (*pid_alive_fn)(void *ctx, s32 pid);
+static bool (*pid_alive_fn)(void *ctx, u64 pid);
 static void *pid_alive_ctx;
 
-void vc_posix_set_pid_alive(bool (*fn)(void *ctx, s32 pid), void *ctx)
+void vc_posix_set_pid_alive(bool (*fn)(void *ctx, u64 pid), void *ctx)
 {
 	pid_alive_ctx = ctx;
 	__atomic_store_n(&pid_alive_fn, fn, __ATOMIC_SEQ_CST);
 }
 
-bool vc_posix_pid_alive_kill(void *ctx, s32 pid)
+bool vc_posix_pid_alive_kill(void *ctx, u64 pid)
 {
 	(void)ctx;
-	return kill(pid, 0) == 0 || errno == EPERM;
+	return pid <= VC_PID_MAX &&
+	       (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-bool vc_env_pid_alive(void *ctx, s32 pid)
+/* Process numbers as they are: nothing to hold, no cgroup hierarchy. */
+void vc_env_pidlist_keys(struct vc_pidlist *pl)
 {
-	bool (*fn)(void *ctx, s32 pid) =
+	(void)pl;
+}
+
+bool vc_env_pid_alive(void *ctx, u64 pid)
+{
+	bool (*fn)(void *ctx, u64 pid) =
 		__atomic_load_n(&pid_alive_fn, __ATOMIC_SEQ_CST);
 
 	(void)ctx;

@@ -47,8 +47,8 @@ void vc_posix_clear_interrupt(void);
  * PID liveness for PID-list expiry: NULL (default) = every pid is alive;
  * vc_posix_pid_alive_kill checks the real system with kill(pid, 0).
  */
-void vc_posix_set_pid_alive(bool (*fn)(void *ctx, s32 pid), void *ctx);
-bool vc_posix_pid_alive_kill(void *ctx, s32 pid);
+void vc_posix_set_pid_alive(bool (*fn)(void *ctx, u64 pid), void *ctx);
+bool vc_posix_pid_alive_kill(void *ctx, u64 pid);
 
 /*
  * Fault point: the next @n allocations made on the I/O path (gfp other than

@@ -354,7 +354,7 @@ static void op_param(struct run *r)
 /* Processes 100..103 of the model: they exit and come back. */
 static bool proc_dead[4];
 
-static bool model_pid_alive(void *ctx, s32 pid)
+static bool model_pid_alive(void *ctx, u64 pid)
 {
 	(void)ctx;
 	if (pid >= 100 && pid < 104)

@@ -279,9 +279,34 @@ static void test_pid_lists(void **st)
 	t_teardown(&t);
 }
 
-static s32 dead_pid;
+/* A cgroup list: requests charged to the cgroup bypass, others do not. */
+static void test_cgroup_lists(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WT);
+	struct tenv t;
+	struct vc_stats s;
 
-static bool fake_alive(void *ctx, s32 pid)
+	(void)st;
+	t_setup(&t, 1024, 4096, false, &cfg);
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(t.c), VC_CG_DENY,
+					0x77), 0);
+	t_cgroup = 0x77;
+	t_check_pat(&t, 1, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 0);
+	assert_int_equal(s.bypass[VC_BYP_PID], 1);
+	t_cgroup = 0x78;
+	t_check_pat(&t, 2, 1, 0);
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 1);
+	assert_int_equal(s.bypass[VC_BYP_PID], 1);
+	t_cgroup = 0;
+	t_teardown(&t);
+}
+
+static u64 dead_pid;
+
+static bool fake_alive(void *ctx, u64 pid)
 {
 	(void)ctx;
 	return pid != dead_pid;
@@ -322,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_seq_bypass),
 		cmocka_unit_test(test_pid_lists),
 		cmocka_unit_test(test_pid_expiry),
+		cmocka_unit_test(test_cgroup_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

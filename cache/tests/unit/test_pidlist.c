@@ -23,12 +23,12 @@ struct fake_procs {
 	unsigned long calls;
 };
 
-static bool fake_alive(void *ctx, s32 pid)
+static bool fake_alive(void *ctx, u64 pid)
 {
 	struct fake_procs *fp = ctx;
 
 	__atomic_add_fetch(&fp->calls, 1, __ATOMIC_RELAXED);
-	return pid >= 0 && pid <= VC_PID_MAX &&
+	return pid <= VC_PID_MAX &&
 	       __atomic_load_n(&fp->alive[pid], __ATOMIC_RELAXED);
 }
 
@@ -168,7 +168,8 @@ static void test_errors(void **state)
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, -5), -EINVAL);
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, VC_PID_MAX + 1),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_add(&f->pl, (enum vc_pid_list)2, 5),
+	assert_int_equal(vc_pidlist_add(&f->pl,
+					(enum vc_pid_list)VC_PID_NR_LISTS, 5),
 			 -EINVAL);
 	assert_int_equal(vc_pidlist_add(&f->pl, (enum vc_pid_list)-1, 5),
 			 -EINVAL);
@@ -181,13 +182,13 @@ static void test_errors(void **state)
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_ALLOW, 5000), -ESRCH);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 8), -ENOENT);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 0), -EINVAL);
-	assert_int_equal(vc_pidlist_del(&f->pl, (enum vc_pid_list)3, 7),
+	assert_int_equal(vc_pidlist_del(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS, 7),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_clear(&f->pl, (enum vc_pid_list)3),
+	assert_int_equal(vc_pidlist_clear(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_get(&f->pl, (enum vc_pid_list)3, NULL, 0),
+	assert_int_equal(vc_pidlist_get(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS, NULL, 0),
 			 -EINVAL);
-	assert_int_equal(vc_pidlist_count(&f->pl, (enum vc_pid_list)3), 0);
+	assert_int_equal(vc_pidlist_count(&f->pl, (enum vc_pid_list)VC_PID_NR_LISTS), 0);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 7), 0);
 	assert_int_equal(vc_pidlist_del(&f->pl, VC_PID_ALLOW, 7), -ENOENT);
 	assert_int_equal(vc_pidlist_count(&f->pl, VC_PID_DENY), 2);
@@ -220,7 +221,7 @@ static void test_full_list(void **state)
 static void test_max_capacity(void **st)
 {
 	static struct vc_pidlist pl;
-	static s32 out[VC_PIDLIST_MAX];
+	static u64 out[VC_PIDLIST_MAX];
 	s32 p;
 	int i;
 
@@ -245,7 +246,8 @@ static void test_max_capacity(void **st)
 static void test_get_sorted_and_truncated(void **state)
 {
 	struct fixture *f = *state;
-	s32 in[] = { 77, 3, 1000, 45, 9 }, out[8] = { 0 };
+	s32 in[] = { 77, 3, 1000, 45, 9 };
+	u64 out[8] = { 0 };
 	unsigned int i;
 
 	alive_range(f, 1, 1000);
@@ -267,7 +269,7 @@ static void test_get_sorted_and_truncated(void **state)
 static void test_expiry(void **state)
 {
 	struct fixture *f = *state;
-	s32 out[8];
+	u64 out[8];
 
 	alive_range(f, 1, 100);
 	assert_int_equal(vc_pidlist_add(&f->pl, VC_PID_DENY, 10), 0);
@@ -338,10 +340,10 @@ static void test_tick_interval(void **state)
 }
 
 /* The real callback shape userspace uses: kill(pid, 0). */
-static bool kill_alive(void *ctx, s32 pid)
+static bool kill_alive(void *ctx, u64 pid)
 {
 	(void)ctx;
-	return kill(pid, 0) == 0 || errno == EPERM;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
 static void test_real_process_expiry(void **st)
@@ -535,6 +537,91 @@ static void test_concurrent_readers_writers(void **st)
 	free(c);
 }
 
+/*
+ * Keys as the kernel uses them: opaque ids holding a reference each (the
+ * put callback must see every entry that leaves, exactly once), and
+ * cgroups in a hierarchy: 0x1000 the root, 0x2000 and 0x3000 its
+ * children, 0x2100 a child of 0x2000.  Ids beyond VC_PID_MAX are fine.
+ */
+static int key_refs[8];
+static u64 key_alive_mask = ~0ULL;
+
+static int key_slot(u64 k)
+{
+	return (int)((k >> 40) & 7);
+}
+
+static void key_put(int list, u64 id)
+{
+	(void)list;
+	key_refs[key_slot(id)]--;
+}
+
+static u64 key_parent(u64 cg)
+{
+	if (cg == 0x2100)
+		return 0x2000;
+	return cg == 0x1000 ? 0 : 0x1000;
+}
+
+static bool key_alive(void *ctx, u64 id)
+{
+	(void)ctx;
+	return (key_alive_mask >> key_slot(id)) & 1;
+}
+
+static void test_keys_and_cgroups(void **st)
+{
+	static struct vc_pidlist pl;
+	const u64 p1 = 1ULL << 40 | 0x10, p2 = 2ULL << 40 | 0x10;
+	const u64 p3 = 3ULL << 40 | 0x10;
+	int i;
+
+	(void)st;
+	assert_int_equal(vc_pidlist_init(&pl, 4, key_alive, NULL), 0);
+	vc_pidlist_set_keys(&pl, key_put, key_parent);
+	for (i = 1; i <= 3; i++)
+		key_refs[i] = 1;
+	/* two keys with the same low bits are two processes */
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p1), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p2), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_DENY, p1), -EEXIST);
+	assert_false(vc_pidlist_should_cache(&pl, p1, p1));
+	assert_true(vc_pidlist_should_cache(&pl, p3, p3));
+	/* the process of p1 exits: dropped, its reference put once */
+	key_alive_mask &= ~(1ULL << 1);
+	assert_int_equal(vc_pidlist_expire(&pl), 1);
+	assert_int_equal(key_refs[1], 0);
+	assert_int_equal(vc_pidlist_count(&pl, VC_PID_DENY), 1);
+	key_alive_mask = ~0ULL;
+	assert_int_equal(vc_pidlist_del(&pl, VC_PID_DENY, p2), 0);
+	assert_int_equal(key_refs[2], 0);
+	/* cgroups: an entry covers its descendants, not its siblings */
+	assert_int_equal(vc_pidlist_add(&pl, VC_CG_DENY, 0x2000), 0);
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2000));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x3000));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x1000));
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0));
+	/* cgroup entries never expire, nor ask whether they are alive */
+	key_alive_mask = 0;
+	assert_int_equal(vc_pidlist_expire(&pl), 0);
+	key_alive_mask = ~0ULL;
+	/* cache-none: an allowed cgroup admits, deny still wins */
+	assert_int_equal(vc_pidlist_set_mode(&pl, VC_PID_MODE_CACHE_NONE), 0);
+	assert_int_equal(vc_pidlist_add(&pl, VC_CG_ALLOW, 0x1000), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x3000));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	assert_false(vc_pidlist_classify(&pl, p3, p3, 0));
+	assert_int_equal(vc_pidlist_add(&pl, VC_PID_ALLOW, p3), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0));
+	assert_int_equal(vc_pidlist_clear(&pl, VC_CG_DENY), 0);
+	assert_true(vc_pidlist_classify(&pl, p3, p3, 0x2100));
+	/* destroy puts what is left: p3 */
+	vc_pidlist_destroy(&pl);
+	assert_int_equal(key_refs[3], 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -554,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_real_process_expiry),
 		cmocka_unit_test(test_random_vs_model),
 		cmocka_unit_test(test_concurrent_readers_writers),
+		cmocka_unit_test(test_keys_and_cgroups),
 	};
 
 	return cmocka_run_group_tests_name("vc_pidlist", tests, NULL, NULL);

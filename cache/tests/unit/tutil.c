@@ -129,6 +129,7 @@ static void t_end(struct vc_host_io *hio, int err)
 }
 
 u64 t_io_wait_ms;
+u64 t_cgroup;
 
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data)
 {
@@ -145,6 +146,7 @@ int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data)
 	h.hio.buf = b;
 	h.hio.pid = 100;
 	h.hio.tgid = 100;
+	h.hio.cgroup = t_cgroup;
 	h.hio.stream = 1;
 	h.hio.end_io = t_end;
 	vc_cache_submit(t->c, &h.hio);

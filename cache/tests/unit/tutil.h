@@ -67,6 +67,8 @@ int t_inject(void *ctx, const struct vc_dev_io *io);
  * that much per idle spin (else it fails after 1000 idle spins).
  */
 extern u64 t_io_wait_ms;
+/* The cgroup key requests are submitted with (0: none). */
+extern u64 t_cgroup;
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data);
 int t_write_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed, u32 flags);
 /* Read and compare with the pattern; returns 0 if equal, 1 if not, <0 err */

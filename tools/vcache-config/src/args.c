@@ -365,6 +365,32 @@ static int parse_pids(struct vcc_args *a, struct parsed *p, int from)
 	return 0;
 }
 
+/* cgroup v2 directories (opened when sent), or id:N for a delete */
+static int parse_cgroups(struct vcc_args *a, struct parsed *p, int from)
+{
+	int i;
+	u64 v;
+
+	a->nr_cgroups = (unsigned int)(p->npos - from);
+	if (!a->nr_cgroups)
+		return vcc_usage_err("pid: give at least one cgroup directory (/sys/fs/cgroup/...)");
+	a->cgroups = calloc(a->nr_cgroups, sizeof(*a->cgroups));
+	if (!a->cgroups)
+		return vcc_fail(VCACHE_EXIT_FAIL, "out of memory");
+	for (i = from; i < p->npos; i++) {
+		const char *s = p->pos[i];
+
+		if (!strncmp(s, "id:", 3) &&
+		    (a->pid_op != VCACHE_PID_DEL || vcc_parse_u64(s + 3, &v) || !v))
+			return vcc_usage_err("pid: '%s': id:N names a cgroup to delete (N from 'pid NAME list')",
+					     s);
+		if (!*s)
+			return vcc_usage_err("pid: an empty cgroup path");
+		a->cgroups[i - from] = s;
+	}
+	return 0;
+}
+
 static int parse_pid(struct vcc_args *a, struct parsed *p)
 {
 	const char *w;
@@ -372,7 +398,7 @@ static int parse_pid(struct vcc_args *a, struct parsed *p)
 	if (take_name(a, p, "cache NAME"))
 		return -1;
 	if (p->npos < 2)
-		return vcc_usage_err("pid: what to do is missing: allow|deny add|del|clear PID..., list, clear or default cache-all|cache-none");
+		return vcc_usage_err("pid: what to do is missing: allow|deny add|del|clear PID..., cgroup-allow|cgroup-deny add|del|clear DIR..., list, clear or default cache-all|cache-none");
 	w = p->pos[1];
 	if (p->given[O_JSON] && strcmp(w, "list"))
 		return vcc_usage_err("pid: --json goes with 'list' only");
@@ -397,7 +423,7 @@ static int parse_pid(struct vcc_args *a, struct parsed *p)
 	}
 	a->pid_list = vcc_name_lookup(vcc_pid_lists, w);
 	if (a->pid_list < 0)
-		return vcc_usage_err("pid: '%s' is not allow, deny, list, clear or default",
+		return vcc_usage_err("pid: '%s' is not allow, deny, cgroup-allow, cgroup-deny, list, clear or default",
 				     w);
 	a->pid_cmd = VCC_PID_CHANGE;
 	if (p->npos < 3)
@@ -413,6 +439,9 @@ static int parse_pid(struct vcc_args *a, struct parsed *p)
 				     p->pos[2]);
 	if (a->pid_op == VCACHE_PID_CLEAR)
 		return no_more(a, p, 3);
+	if (a->pid_list == VCACHE_PID_CG_ALLOW ||
+	    a->pid_list == VCACHE_PID_CG_DENY)
+		return parse_cgroups(a, p, 3);
 	return parse_pids(a, p, 3);
 }
 

@@ -41,6 +41,9 @@ struct vcc_args {
 	int pid_list, pid_op, pid_default;
 	unsigned int nr_pids;
 	u32 *pids;
+	/* cgroup-allow|cgroup-deny: directories, or id:N to delete */
+	unsigned int nr_cgroups;
+	const char **cgroups;
 };
 
 /*

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "names.h"
 #include "print.h"
 #include "probe.h"
+#include "size.h"
 
 #define NOMEM() vcc_fail(VCACHE_EXIT_FAIL, "out of memory")
 
@@ -362,6 +364,62 @@ nomem:
 	return NOMEM();
 }
 
+/*
+ * One cgroup on or off a cgroup list: the kernel takes the cgroup from a
+ * descriptor of its directory (so paths mean what they mean here, in our
+ * mount and cgroup namespace); a path not found that is not under
+ * /sys/fs/cgroup is tried there (list prints cgroup paths); id:N deletes
+ * by the id list prints (a removed cgroup has no directory).
+ */
+static int cgroup_msg(struct vcc_nl *nl, struct vcc_args *a, const char *cg)
+{
+	struct nl_msg *msg = named_msg(nl, VCACHE_CMD_PID_SET, a->name);
+	char what[384], alt[300];
+	int fd = -1, rc;
+	u64 id;
+
+	if (!msg || nla_put_u8(msg, VCACHE_A_PID_LIST, (u8)a->pid_list) ||
+	    nla_put_u8(msg, VCACHE_A_PID_OP, (u8)a->pid_op))
+		goto nomem;
+	snprintf(what, sizeof(what), "pid %s %s %s on cache %s",
+		 vcc_name_of(vcc_pid_lists, a->pid_list),
+		 a->pid_op == VCACHE_PID_ADD ? "add" : "del", cg, a->name);
+	if (!strncmp(cg, "id:", 3) && !vcc_parse_u64(cg + 3, &id)) {
+		if (nla_put_u64(msg, VCACHE_A_CGROUP_ID, id))
+			goto nomem;
+		return vcc_nl_do(nl, msg, what, NULL);
+	}
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && cg[0] == '/' &&
+	    strncmp(cg, "/sys/fs/cgroup/", 15) &&
+	    (size_t)snprintf(alt, sizeof(alt), "/sys/fs/cgroup%s", cg) < sizeof(alt))
+		fd = open(alt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = errno;
+		nlmsg_free(msg);
+		return vcc_fail(rc == ENOENT || rc == ENOTDIR ? VCACHE_EXIT_USAGE :
+				VCACHE_EXIT_FAIL, "%s: %s", what, strerror(rc));
+	}
+	if (nla_put_u32(msg, VCACHE_A_CGROUP_FD, (u32)fd)) {
+		close(fd);
+		goto nomem;
+	}
+	rc = vcc_nl_do(nl, msg, what, NULL);
+	close(fd);
+	return rc;
+nomem:
+	nlmsg_free(msg);
+	return NOMEM();
+}
+
+static void pid_info_free(struct vcc_pid_info *p)
+{
+	free(p->pids[0]);
+	free(p->pids[1]);
+	free(p->cg[0]);
+	free(p->cg[1]);
+}
+
 int vcc_cmd_pid(struct vcc_nl *nl, struct vcc_args *a)
 {
 	struct vcc_pid_info p;
@@ -375,12 +433,13 @@ int vcc_cmd_pid(struct vcc_nl *nl, struct vcc_args *a)
 		if (vcc_nl_pid_get(nl, a->name, &p))
 			return -1;
 		(a->json ? &vcc_print_json : &vcc_print_text)->pids(stdout, &p);
-		free(p.pids[0]);
-		free(p.pids[1]);
+		pid_info_free(&p);
 		return 0;
 	case VCC_PID_CLEAR_ALL:
 		return pid_msg(nl, a, VCACHE_PID_ALLOW, VCACHE_PID_CLEAR, NULL, 0) ||
-		       pid_msg(nl, a, VCACHE_PID_DENY, VCACHE_PID_CLEAR, NULL, 0) ?
+		       pid_msg(nl, a, VCACHE_PID_DENY, VCACHE_PID_CLEAR, NULL, 0) ||
+		       pid_msg(nl, a, VCACHE_PID_CG_ALLOW, VCACHE_PID_CLEAR, NULL, 0) ||
+		       pid_msg(nl, a, VCACHE_PID_CG_DENY, VCACHE_PID_CLEAR, NULL, 0) ?
 		       -1 : 0;
 	case VCC_PID_DEFAULT_CMD:
 		msg = named_msg(nl, VCACHE_CMD_PID_SET, a->name);
@@ -393,6 +452,14 @@ int vcc_cmd_pid(struct vcc_nl *nl, struct vcc_args *a)
 	case VCC_PID_CHANGE:
 		if (a->pid_op == VCACHE_PID_CLEAR)
 			return pid_msg(nl, a, a->pid_list, a->pid_op, NULL, 0);
+		for (i = 0; i < a->nr_cgroups; i++) {
+			rc = cgroup_msg(nl, a, a->cgroups[i]);
+			if (rc && i)
+				fprintf(stderr, "vcache-config: note: the first %u cgroups were already %s\n",
+					i, a->pid_op == VCACHE_PID_ADD ? "added" : "removed");
+			if (rc)
+				return rc;
+		}
 		/* at most VCACHE_PIDS_MAX per message */
 		for (i = 0; i < a->nr_pids; i += n) {
 			n = a->nr_pids - i;

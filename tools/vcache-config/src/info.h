@@ -72,6 +72,13 @@ struct vcc_pid_info {
 	u8 pid_default;
 	unsigned int nr[2];		/* VCACHE_PID_ALLOW, VCACHE_PID_DENY */
 	u32 *pids[2];
+	bool has_hidden[2];
+	u32 hidden[2];			/* not in our PID namespace */
+	unsigned int nr_cg[2];		/* VCACHE_PID_CG_ALLOW - 2, ... */
+	struct vcc_cgroup_info {
+		u64 id;
+		char path[256];
+	} *cg[2];
 };
 
 /* "dirty_blocks" for VCACHE_S_DIRTY_BLOCKS; NULL outside the table. */

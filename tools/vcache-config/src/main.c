@@ -57,10 +57,16 @@ static const struct command commands[] = {
 	{ VCC_PID, vcc_cmd_pid, true,
 	  "pid NAME allow|deny add|del PID...\n"
 	  "       pid NAME allow|deny clear\n"
+	  "       pid NAME cgroup-allow|cgroup-deny add|del DIR...\n"
+	  "       pid NAME cgroup-allow|cgroup-deny del id:N\n"
+	  "       pid NAME cgroup-allow|cgroup-deny clear\n"
 	  "       pid NAME list [--json]\n"
 	  "       pid NAME clear\n"
 	  "       pid NAME default cache-all|cache-none",
-	  "The PID lists: which processes' I/O cache NAME caches." },
+	  "The PID and cgroup lists: whose I/O cache NAME caches.  PIDs classify\n"
+	  "what a process submits itself (reads, direct I/O); cgroups (v2\n"
+	  "directories) also its buffered writes, written back later by the\n"
+	  "kernel's flusher threads." },
 	{ VCC_LIST, vcc_cmd_list, true, "list [--json]",
 	  "Every cache, one line each." },
 	{ VCC_SHOW, vcc_cmd_show, true, "show NAME [--all] [--json]",

@@ -49,6 +49,8 @@ const struct vcc_name vcc_pid_defaults[] = {
 
 const struct vcc_name vcc_pid_lists[] = {
 	{ "allow", VCACHE_PID_ALLOW }, { "deny", VCACHE_PID_DENY },
+	{ "cgroup-allow", VCACHE_PID_CG_ALLOW },
+	{ "cgroup-deny", VCACHE_PID_CG_DENY },
 	{ NULL, 0 }
 };
 

@@ -449,9 +449,39 @@ static int parse_pids(struct nlattr *attrs, int len, void *arg)
 			}
 			break;
 		case VCACHE_A_PID_LIST:
-			if (get_uint(a, &v) && v < 2) {
+			if (get_uint(a, &v) && v < 4) {
 				list = (int)v;
 				named = true;
+			}
+			break;
+		case VCACHE_A_PIDS_HIDDEN:
+			if (list < 2 && get_uint(a, &v)) {
+				p->has_hidden[list] = true;
+				p->hidden[list] = (u32)v;
+			}
+			break;
+		case VCACHE_A_CGROUPS:
+			if (list < 2)
+				break;
+			nla_for_each_nested(e, a, r2) {
+				struct vcc_cgroup_info *n, *c;
+				struct nlattr *f;
+				int r3, l = list - 2;
+
+				if (nla_type(e) != VCACHE_A_CGROUP)
+					continue;
+				n = realloc(p->cg[l], (p->nr_cg[l] + 1) * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				p->cg[l] = n;
+				c = &n[p->nr_cg[l]++];
+				memset(c, 0, sizeof(*c));
+				nla_for_each_nested(f, e, r3) {
+					if (nla_type(f) == VCACHE_A_CGROUP_ID)
+						get_uint(f, &c->id);
+					if (nla_type(f) == VCACHE_A_CGROUP_PATH)
+						get_str(f, c->path, sizeof(c->path));
+				}
 			}
 			break;
 		case VCACHE_A_PIDS:
@@ -459,6 +489,8 @@ static int parse_pids(struct nlattr *attrs, int len, void *arg)
 			if (!named)
 				list = nests ? 1 : 0;
 			nests++;
+			if (list > 1)
+				break;
 			nla_for_each_nested(e, a, r2) {
 				u32 *n;
 

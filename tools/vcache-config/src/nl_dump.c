@@ -52,6 +52,8 @@ static const struct field top_fields[VCACHE_A_MAX + 1] = {
 	[VCACHE_A_PID_OP] = { "pid_op", K_INT, NULL, 0 },
 	[VCACHE_A_PIDS] = { "pids", K_NEST, pid_fields, VCACHE_A_MAX },
 	[VCACHE_A_PID_DEFAULT] = { "pid_default", K_INT, NULL, 0 },
+	[VCACHE_A_CGROUP_FD] = { "cgroup_fd", K_INT, NULL, 0 },
+	[VCACHE_A_CGROUP_ID] = { "cgroup_id", K_INT, NULL, 0 },
 };
 
 static const char *const cmd_names[] = {

@@ -175,6 +175,20 @@ static void pids(FILE *f, const struct vcc_pid_info *p)
 		for (i = 0; i < p->nr[l]; i++)
 			json_object_array_add(a, u64_obj(p->pids[l][i]));
 		json_object_object_add(o, vcc_name_of(vcc_pid_lists, (int)l), a);
+		add(o, l ? "deny_hidden" : "allow_hidden", p->has_hidden[l],
+		    u64_obj(p->hidden[l]));
+	}
+	for (l = 0; l < 2; l++) {
+		json_object *a = json_object_new_array();
+
+		for (i = 0; i < p->nr_cg[l]; i++) {
+			json_object *c = json_object_new_object();
+
+			add(c, "id", true, u64_obj(p->cg[l][i].id));
+			add(c, "path", true, str_obj(p->cg[l][i].path));
+			json_object_array_add(a, c);
+		}
+		json_object_object_add(o, l ? "cgroup_deny" : "cgroup_allow", a);
 	}
 	out(f, o);
 }

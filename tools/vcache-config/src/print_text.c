@@ -217,6 +217,17 @@ static void pids(FILE *f, const struct vcc_pid_info *p)
 		for (i = 0; i < p->nr[l]; i++)
 			fprintf(f, " %u", p->pids[l][i]);
 		fprintf(f, "%s\n", p->nr[l] ? "" : " (empty)");
+		if (p->hidden[l])
+			fprintf(f, "  %-7s %u outside this PID namespace\n", "",
+				p->hidden[l]);
+	}
+	for (l = 0; l < 2; l++) {
+		fprintf(f, "  %s", vcc_name_of(vcc_pid_lists, (int)l + 2));
+		for (i = 0; i < p->nr_cg[l]; i++)
+			fprintf(f, "%s%s (id %llu)", i ? "\n               " : " ",
+				p->cg[l][i].path[0] ? p->cg[l][i].path : "(removed)",
+				(unsigned long long)p->cg[l][i].id);
+		fprintf(f, "%s\n", p->nr_cg[l] ? "" : " (empty)");
 	}
 }
 

@@ -101,7 +101,8 @@ assert d["caches"][0] == s
 '
 	pycheck json_pids "$T/json/pids.json" '
 assert d == {"name": "db", "default": "cache-all", "allow": [1, 42],
-             "deny": [4194304]}, d
+             "deny": [4194304], "allow_hidden": None, "deny_hidden": None,
+             "cgroup_allow": [], "cgroup_deny": []}, d
 '
 	if grep -q "requested mode *wb (lowered by errors)" "$T/json/show.txt" &&
 	   grep -q "^  db: /dev/vcache0 -> vdb (254:16), attached" "$T/json/show.txt" &&
@@ -262,7 +263,12 @@ device_tests() {
 	then ok dry_pid_split; else bad dry_pid_split "$(head -c 300 "$T/out") $(cat "$T/err")"; fi
 	if dry "$VC" pid db clear >"$T/out" 2>&1 &&
 	   [ "$(cat "$T/out")" = "PID_SET name=db pid_list=0/u8 pid_op=2/u8
-PID_SET name=db pid_list=1/u8 pid_op=2/u8" ] &&
+PID_SET name=db pid_list=1/u8 pid_op=2/u8
+PID_SET name=db pid_list=2/u8 pid_op=2/u8
+PID_SET name=db pid_list=3/u8 pid_op=2/u8" ] &&
+	   dry "$VC" pid db cgroup-deny del id:77 | grep -qx "PID_SET name=db pid_list=3/u8 pid_op=1/u8 cgroup_id=77/u64" &&
+	   dry "$VC" pid db cgroup-allow add / | grep -qx "PID_SET name=db pid_list=2/u8 pid_op=0/u8 cgroup_fd=[0-9]*/u32" &&
+	   ! dry "$VC" pid db cgroup-allow add /no/such/cgroup 2>/dev/null &&
 	   dry "$VC" pid db default cache-none | grep -qx "PID_SET name=db pid_default=1/u8" &&
 	   dry "$VC" pid db allow del 7 | grep -qx "PID_SET name=db pid_list=0/u8 pid_op=1/u8 pids={pid=7/u32}"
 	then ok dry_pid_clear_default; else bad dry_pid_clear_default "$(cat "$T/out")"; fi
@@ -273,7 +279,9 @@ d["caches"][0]["pids"] = {"default": "cache-none", "allow": [10, 20], "deny": []
 json.dump(d, open(sys.argv[1], "w"))' "$T/fake.json"
 	dry "$VC" pid db list --json >"$T/pl.json" 2>"$T/err"
 	pycheck dry_pid_list_json "$T/pl.json" '
-assert d == {"name": "db", "default": "cache-none", "allow": [10, 20], "deny": []}, d'
+assert d == {"name": "db", "default": "cache-none", "allow": [10, 20], "deny": [],
+             "allow_hidden": None, "deny_hidden": None, "cgroup_allow": [],
+             "cgroup_deny": []}, d'
 
 	# list/show: the fake kernel's caches come back as they went in
 	dry "$VC" list --json >"$T/l.json" 2>"$T/err"

@@ -506,6 +506,7 @@ static void refused(const char *line, const char *want)
 		failures++;
 	}
 	free(a.pids);
+	free(a.cgroups);
 }
 
 static void t_args_refused(void)
@@ -562,6 +563,9 @@ static void t_args_refused(void)
 	refused("pid db default cache-some", "not cache-all or cache-none");
 	refused("pid db clear 5", "unexpected argument");
 	refused("pid db allow add 5 --json", "--json goes with 'list'");
+	refused("pid db cgroup-deny add", "at least one cgroup directory");
+	refused("pid db cgroup-deny add id:5", "id:N names a cgroup to delete");
+	refused("pid db cgroup-deny del id:x", "id:N names a cgroup to delete");
 	refused("list extra", "unexpected argument");
 	refused("list --all", "unknown option");
 	refused("show", "cache NAME is missing");
