@@ -6,6 +6,9 @@
                                          131072 bytes, docs/card-space.md)
   mdfuzz.py engine PRISTINE OUT SEED     engine metadata (the first sectors
                                          of a cache device, vc_format.h)
+  mdfuzz.py batch KIND PRISTINE DIR SEED...
+                                         one per SEED, as DIR/SEED.img, and
+                                         a line "SEED what" each
 
 Writes the mutated image to OUT and prints one line naming the mutation.
 Mutations: bit flips with the checksum left stale or recomputed (so that
@@ -244,7 +247,11 @@ def mutate_engine(img, r):
             elif k == 2:
                 rec |= r.choice([1 << 59, 1 << 63, 0xF8 << 56])
             elif k == 3:
+                # a plausible record (valid, dirty, some block): with
+                # its crc recomputed it would be a lie no loader can
+                # see through, so its crc stays stale
                 rec = (1 << 56) | (1 << 57) | r.randrange(1 << 16)
+                fix = False
             elif k == 4:  # a duplicate of another valid record of the sector
                 others = [struct.unpack_from("<Q", img, o + 8 + 8 * j)[0] for j in range(63)]
                 others = [x for x in others if x & (1 << 56)]
@@ -282,6 +289,16 @@ def mutate_engine(img, r):
 
 
 def main():
+    if sys.argv[1] == "batch":   # batch KIND PRISTINE OUTDIR SEED...
+        kind, src, out = sys.argv[2], sys.argv[3], sys.argv[4]
+        pristine = open(src, "rb").read()
+        for seed in map(int, sys.argv[5:]):
+            r = random.Random(seed)
+            img = bytearray(pristine)
+            what = mutate_table(img, r) if kind == "table" else mutate_engine(img, r)
+            open(f"{out}/{seed}.img", "wb").write(img)
+            print(seed, what, flush=True)
+        return
     kind, src, dst, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     r = random.Random(seed)
     img = bytearray(open(src, "rb").read())

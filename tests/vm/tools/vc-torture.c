@@ -466,8 +466,12 @@ int main(int argc, char **argv)
 		return cmd_points(argv + 2);
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "replay"))
 		return cmd_replay(argc - 2, argv + 2);
-	if (argc == 4 && !strcmp(argv[1], "mark"))
-		return dm_message(argv[2], argv[3]) ? (perror("mark"), 1) : 0;
+	if (argc == 4 && !strcmp(argv[1], "mark")) {
+		char text[240];
+
+		snprintf(text, sizeof(text), "mark %s", argv[3]);
+		return dm_message(argv[2], text) ? (perror("mark"), 1) : 0;
+	}
 	fprintf(stderr, "usage: see the comment at the top of vc-torture.c\n");
 	return 2;
 }
