@@ -329,7 +329,7 @@ static int resolve_family(void)
 
 int main(int argc, char **argv)
 {
-	uint64_t n, i, nclean = 0, replies = 0, errs = 0, oks = 0, silent = 0, eperm = 0, bad = 0;
+	uint64_t n, i, sent, nclean = 0, replies = 0, errs = 0, oks = 0, silent = 0, eperm = 0, bad = 0;
 	uint64_t per_cmd_ok[32] = { 0 }, per_errno[140] = { 0 };
 	unsigned maj, min;
 	int uid = -1, one = 1;
@@ -503,7 +503,12 @@ sent:
 			oks++;
 			if (cmd < 32)
 				per_cmd_ok[cmd]++;
-			if (uid >= 0 && !is_read(cmd) && h->nlmsg_type == fam) {
+			/*
+			 * netlink acks a message without NLM_F_REQUEST with 0
+			 * and never hands it to the family: not a success
+			 */
+			if (uid >= 0 && !is_read(cmd) && h->nlmsg_type == fam &&
+			    (flags & NLM_F_REQUEST)) {
 				printf("# message %" PRIu64 ": unprivileged cmd %d succeeded\n", i, cmd);
 				bad++;
 			}
@@ -524,6 +529,7 @@ sent:
 		if (bad > 20)
 			break;
 	}
+	sent = i;
 	printf("# errnos:");
 	for (i = 0; i < 140; i++)
 		if (per_errno[i])
@@ -535,6 +541,6 @@ sent:
 	printf("\n");
 	printf("NLFUZZ sent=%" PRIu64 " replies=%" PRIu64 " ok=%" PRIu64 " errno=%" PRIu64
 	       " eperm=%" PRIu64 " silent=%" PRIu64 " wellformed_unprivileged=%" PRIu64 " violations=%" PRIu64 " uid=%d\n",
-	       i, replies, oks, errs, eperm, silent, nclean, bad, uid);
+	       sent, replies, oks, errs, eperm, silent, nclean, bad, uid);
 	return bad ? 1 : 0;
 }
