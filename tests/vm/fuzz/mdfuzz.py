@@ -188,13 +188,14 @@ def mutate_engine(img, r):
     kind = r.randrange(12)
     s = cur if r.random() < 0.8 else (SB2 if cur == SB else SB)
     o = s * 512
+    sbname = {cur: "the newer superblock", SB2 if cur == SB else SB: "the older superblock"}
     if kind == 0:
         n = r.randint(1, 6)
         flip(r, img, o, o + 512, n)
-        what = f"superblock {s}: {n} bit flips"
+        what = f"{sbname[s]} ({s}): {n} bit flips"
     elif kind == 1:
         p32(img, o + 8, r.choice([0, 4, 5, 0xFFFF, 1, 2]))
-        what = f"superblock {s}: version"
+        what = f"{sbname[s]} ({s}): version"
     elif kind == 2:
         off, vals = r.choice([
             (16, [0, 512, 4097, 1 << 17, 1 << 31]),          # block_size
@@ -210,13 +211,13 @@ def mutate_engine(img, r):
         ])
         v = r.choice(vals)
         (p64 if off in (24, 32, 40, 48, 56) else p32)(img, o + off, v)
-        what = f"superblock {s}: field at {off} = {v}"
+        what = f"{sbname[s]} ({s}): field at {off} = {v}"
     elif kind == 3:
         img[o + 348:o + 380] = bytes([0x7A]) * 32        # label, no NUL
-        what = f"superblock {s}: label without NUL"
+        what = f"{sbname[s]} ({s}): label without NUL"
     elif kind == 4:
         p32(img, o + 20, r.choice([0, 0x4E41454C]))
-        what = f"superblock {s}: clean flag"
+        what = f"{sbname[s]} ({s}): clean flag"
     elif kind == 5:       # a device table sector
         s = DEVTAB + r.randrange(2)
         o = s * 512

@@ -229,6 +229,72 @@ static const int cmd_attrs[][8] = {
 	[VCACHE_CMD_LAT_GET] = { VCACHE_A_NAME },
 };
 
+static void put_valid_backing(struct buf *b)
+{
+	size_t at = nla_begin(b, VCACHE_A_BACKING | NLA_F_NESTED);
+
+	nla_u64(b, VCACHE_B_DEV, backdev);
+	nla_put(b, VCACHE_B_IDENT, "fz:ident", 9);
+	if (R(2))
+		nla_put(b, VCACHE_B_DEVNAME, "fzd", 4);
+	nla_end(b, at);
+}
+
+/* a well-formed request of @cmd on the scratch cache "fz" */
+static void valid_request(struct buf *b, int cmd)
+{
+	size_t at;
+
+	if (cmd != VCACHE_CMD_HOTPLUG)
+		nla_put(b, VCACHE_A_NAME, "fz", 3);
+	switch (cmd) {
+	case VCACHE_CMD_CREATE:
+		nla_u64(b, VCACHE_A_CACHE_DEV, cachedev);
+		put_valid_backing(b);
+		if (R(2))
+			nla_u64(b, VCACHE_A_CACHE_SIZE, (16ull + R(48)) << 20);
+		if (R(2))
+			nla_u32(b, VCACHE_A_BLOCK_SIZE, 4096u << R(5));
+		if (R(2))
+			nla_u8(b, VCACHE_A_MODE, R(4));
+		break;
+	case VCACHE_CMD_DELETE:
+		nla_u32(b, VCACHE_A_FLAGS, R(2) ? VCACHE_F_DISCARD_DIRTY : VCACHE_F_FLUSH);
+		break;
+	case VCACHE_CMD_ATTACH:
+		put_valid_backing(b);
+		break;
+	case VCACHE_CMD_DETACH:
+		at = nla_begin(b, VCACHE_A_BACKING | NLA_F_NESTED);
+		nla_u64(b, VCACHE_B_DEV, backdev);
+		nla_end(b, at);
+		nla_u32(b, VCACHE_A_FLAGS, R(2) ? VCACHE_F_FLUSH : VCACHE_F_KEEP_DIRTY);
+		break;
+	case VCACHE_CMD_SET:
+		if (R(2))
+			nla_u8(b, VCACHE_A_MODE, R(4));
+		if (R(2))
+			nla_u8(b, VCACHE_A_POLICY, R(4));
+		at = nla_begin(b, VCACHE_A_PARAMS | NLA_F_NESTED);
+		nla_u64(b, 1 + R(VCACHE_P_MAX), R(3) ? R(100) : val64());
+		nla_end(b, at);
+		break;
+	case VCACHE_CMD_PID_SET:
+		nla_u8(b, VCACHE_A_PID_LIST, R(2));
+		nla_u8(b, VCACHE_A_PID_OP, R(3));
+		at = nla_begin(b, VCACHE_A_PIDS | NLA_F_NESTED);
+		nla_u32(b, VCACHE_A_PID, getpid());
+		nla_end(b, at);
+		break;
+	case VCACHE_CMD_HOTPLUG:
+		put_valid_backing(b);
+		nla_u32(b, VCACHE_A_FLAGS, R(2) ? VCACHE_F_LOAD_CACHE : 0);
+		break;
+	default:	/* FLUSH, FLUSH_CANCEL, GET, PID_GET, RESET_STATS, LAT_GET */
+		break;
+	}
+}
+
 static int is_read(int cmd)
 {
 	return cmd == VCACHE_CMD_GET || cmd == VCACHE_CMD_PID_GET ||
@@ -384,6 +450,17 @@ int main(int argc, char **argv)
 		    sizeof(struct genlmsghdr));
 		if (clean) {
 			nla_put(&b, VCACHE_A_NAME, "fz", 3);
+			goto send;
+		}
+		/*
+		 * one in five: the command's valid request on the scratch
+		 * cache (so that "fz" exists and is changed, flushed,
+		 * detached...), sometimes with one attribute more or wrong
+		 */
+		if (R(5) == 0 && cmd >= 1 && cmd <= VCACHE_CMD_MAX) {
+			valid_request(&b, cmd);
+			if (R(3) == 0)
+				put_attr(&b, cmd_attrs[cmd][R(8)] ?: (int)R(VCACHE_A_MAX + 4));
 			goto send;
 		}
 		/* attributes: the command's own, in order or not, some twice */

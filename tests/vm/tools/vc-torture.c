@@ -391,6 +391,8 @@ static int cmd_replay(int argc, char **argv)
 	struct lw l;
 	uint64_t from = strtoull(argv[2], NULL, 0), to = strtoull(argv[3], NULL, 0);
 	uint64_t sub = 0, split = 0, rnd = 0, applied = 0, skipped = 0;
+	uint64_t next_idx = 0, next_pos = 0, pos_before = 0;
+	const char *posfile;
 	char *buf = NULL;
 	size_t bufsz = 0;
 	int t, r;
@@ -403,19 +405,39 @@ static int cmd_replay(int argc, char **argv)
 	}
 	if (lw_open(&l, argv[0]))
 		return 2;
+	/*
+	 * $VCT_POSFILE: "INDEX OFFSET" of an entry reached before, to start
+	 * there instead of walking the log from its first entry; a prefix
+	 * replay (no subset) leaves there the entry after TO.
+	 */
+	posfile = getenv("VCT_POSFILE");
+	if (posfile) {
+		FILE *pf = fopen(posfile, "r");
+		uint64_t pi, pp;
+
+		if (pf && fscanf(pf, "%" SCNu64 " %" SCNu64, &pi, &pp) == 2 && pi <= from) {
+			l.idx = pi;
+			l.pos = pp;
+		}
+		if (pf)
+			fclose(pf);
+	}
 	t = open(argv[1], O_WRONLY);
 	if (t < 0) {
 		perror(argv[1]);
 		return 2;
 	}
-	while ((r = lw_next(&l)) > 0) {
+	while (pos_before = l.pos, (r = lw_next(&l)) > 0) {
 		uint64_t i = l.idx - 1;
 		size_t n = l.e.nr_sectors * l.ss;
 
 		if (i < from)
 			continue;
-		if (i > to)
+		if (i > to) {
+			next_idx = i;
+			next_pos = pos_before;
 			break;
+		}
 		if (!n || (l.e.flags & LOG_MARK))
 			continue;
 		if (sub) {
@@ -449,6 +471,14 @@ static int cmd_replay(int argc, char **argv)
 	}
 	if (fsync(t))
 		return 2;
+	if (posfile && !sub && next_pos) {
+		FILE *pf = fopen(posfile, "w");
+
+		if (pf) {
+			fprintf(pf, "%" PRIu64 " %" PRIu64 "\n", next_idx, next_pos);
+			fclose(pf);
+		}
+	}
 	printf("# replay %" PRIu64 "..%" PRIu64 ": %" PRIu64 " applied, %" PRIu64 " left out\n",
 	       from, to, applied, skipped);
 	return r < 0 ? 2 : 0;
