@@ -3,11 +3,11 @@
 #
 # The short power-cut campaign (make torture-powercut, tests/vm/torture-powercut):
 # a recorded write-back workload on a cache whose devices all sit on one
-# dm-log-writes device, replayed to 16 crash states (flush points and torn
+# dm-log-writes device, replayed to 8 crash states (flush points and torn
 # groups), each loaded as after a power cut and checked (every acknowledged
 # write reads back, nothing older); then one real power cut on the card
 # with ext4 beside it, checked at the next boot.  Two boots.
 . "$(dirname "$0")/lib.sh"
-TRIALS=${VC_TORTURE_TRIALS:-16} SECS=10 REBOOTS=1 REBOOT_SECS=10 \
+TRIALS=${VC_TORTURE_TRIALS:-8} SECS=8 REBOOTS=1 REBOOT_SECS=10 \
 	"$TOP/tests/vm/torture-powercut" | grep -v '^[0-9]* passed, [0-9]* failed$'
 exit "${PIPESTATUS[0]}"
