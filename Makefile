@@ -16,6 +16,15 @@
 #                      kernel (KASAN, lockdep, kmemleak, KFENCE, ...; built
 #                      once, cached under /opt/vcache/debug-kernel);
 #                      FAULTS=1 with failslab/fail_make_request; SUITES=
+#   make torture-powercut  the power-cut campaign: TRIALS crash states replayed
+#                      from a dm-log-writes log (default 200) + REBOOTS real
+#                      power cuts (default 5)
+#   make fuzz-metadata corrupted metadata images brought up by the kernel
+#                      (CASES, default 1000)
+#   make fuzz-netlink  malformed generic netlink requests under I/O, root and
+#                      unprivileged (MESSAGES, default 1000000)
+#   make soak          fio verify on two caches, admin loop, unprivileged
+#                      readers, memory curve (SOAK_S, default 3600)
 #   make bench         vcache vs bcache, dm-cache, dm-writecache on the
 #                      throttled HDD and the seek model (bench/README.md;
 #                      BENCH_OPTS=--quick for short windows)
@@ -70,6 +79,7 @@ SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 
 .PHONY: all deps deps-bench deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
 	check-fast check-kernels check-debug demo bench \
+	torture-powercut fuzz-metadata fuzz-netlink soak vm-tools \
 	bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
 	rpm deb check-packages
@@ -138,6 +148,23 @@ check-debug: all
 
 demo: deps all
 	@scripts/demo.sh
+
+# The campaigns of issue 20 (tests/vm/README.md, "Campaigns"); a short
+# version of each runs in `make check`.
+vm-tools:
+	$(MAKE) -s -C tests/vm/tools
+
+torture-powercut: deps all vm-tools
+	@TRIALS=$(or $(TRIALS),200) REBOOTS=$(or $(REBOOTS),5) tests/vm/torture-powercut
+
+fuzz-metadata: deps all vm-tools
+	@CASES=$(or $(CASES),1000) tests/vm/fuzz-metadata
+
+fuzz-netlink: deps all vm-tools
+	@MESSAGES=$(or $(MESSAGES),1000000) tests/vm/fuzz-netlink
+
+soak: deps all vm-tools
+	@SOAK_S=$(or $(SOAK_S),3600) tests/vm/soak
 
 # vcache vs bcache, dm-cache, dm-writecache on the throttled HDD and the
 # seek model; BENCH_OPTS=--quick for short windows (bench/README.md)

@@ -11,7 +11,8 @@
 # build/kernels/NAME/vcache.ko.  Then, unless --build-only, on that kernel
 # in the VM bench: the driver's VM suite (driver/tests/run) and the smoke
 # test (tests/vm/smoke: fio verify through the card, power cut, the data
-# after it, rmmod).  Prints one table (kernel, build, tests passed/failed)
+# after it, rmmod), and the cached device's suites (tests/vm/tests 50-54,
+# KERNEL_CACHED_TESTS= to choose).  Prints one table (kernel, build, tests passed/failed)
 # and closes with "N passed, N failed" over all of it; exits non-zero on
 # any failure.  Logs: build/kernels/NAME/*.log.
 set -u
@@ -65,10 +66,12 @@ for k in "$@"; do
 		tp=0
 		tf=0
 		if [ "$build" = ok ]; then
-			for t in driver smoke; do
+			for t in driver smoke cached; do
 				case $t in
 				driver) cmd=(driver/tests/run) ;;
 				smoke) cmd=(tests/vm/smoke) ;;
+				# the cached device's suites (issue 20): every kernel
+				cached) cmd=(tests/vm/check ${KERNEL_CACHED_TESTS:-50-config 51-cached-io 52-cached-powercut 53-cached-failure 54-monitor}) ;;
 				esac
 				echo "=== $k ($rel): $t in the VM"
 				VC_KERNEL=$($K image "$k") VC_MODULE=$TOP/$out/vcache.ko \
@@ -91,7 +94,7 @@ for k in "$@"; do
 done
 
 echo
-printf '%-9s %-26s %-6s %s\n' name kernel build "VM tests (driver suite + smoke)"
+printf '%-9s %-26s %-6s %s\n' name kernel build "VM tests (driver suite + smoke + cached-device suites 50-54)"
 printf '%s\n' "${rows[@]}"
 echo "kernels: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -52,6 +52,12 @@ for s in "${suites[@]}"; do
 		continue
 	fi
 	log="$logdir/$name.log"
+	# The VM suites take the machine-wide VM lock (tests/vm/run) once for
+	# all their boots instead of queueing behind other users' VMs at each
+	# of their 30-odd boots (VCACHE_VM_LOCK=0: queue per boot).
+	if [[ "$vm_suites" == *" $name "* ]] && [ "${VCACHE_VM_LOCK:-1}" != 0 ]; then
+		cmd="flock /tmp/vcache-vm.lock $cmd"
+	fi
 	echo "=== $name: $cmd"
 	start=$(date +%s)
 	set -o pipefail

@@ -10,6 +10,14 @@
  * removal) and protects the list of caches and each cache's devs[].  The
  * I/O path takes no lock of this layer: a cached device's bios hold a
  * percpu reference (vcc_dev.active) that detach kills and waits for.
+ *
+ * The long parts of an operation (the write-back of a delete or a detach
+ * --flush, a deleted cache's engine shutdown) run without vcc_lock, so that
+ * other caches, the tools and the state watch never wait behind device
+ * I/O: the write-back with the cache marked busy (listed and readable; any
+ * operation that would change it fails with -EBUSY), the shutdown with the
+ * cache unlisted.  Card removal and module unload wait for both
+ * (vcc_quiesce()).
  */
 #ifndef VCC_H
 #define VCC_H
@@ -89,6 +97,7 @@ struct vcc_cache {
 
 	struct proc_dir_entry *proc;
 	bool proc_closing;		/* vcc_proc_del() under way */
+	bool busy;			/* vcc_lock: write-back runs unlocked */
 };
 
 /* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */

@@ -19,6 +19,9 @@
 DEFINE_MUTEX(vcc_lock);	/* see vcc.h */
 static LIST_HEAD(vcc_caches);
 static bool vcc_ready;		/* vcc_lock: between init and exit */
+/* operations running without vcc_lock (see vcc.h), and their end */
+static unsigned int vcc_unlocked_ops;	/* vcc_lock */
+static DECLARE_WAIT_QUEUE_HEAD(vcc_unlocked_wq);
 
 /*
  * extack messages that name the device, its state and the fix are longer
@@ -349,18 +352,64 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 	strscpy(cd->ident, d->ident, sizeof(cd->ident));
 }
 
-/* ---------------------------------------------------------- teardown */
-/*
- * The one teardown of a cache, used by delete, card removal, a failed
- * create and module unload: stop every cached device (their bios drain),
- * shut the engine down (records and the clean flag written; with
- * @flush_flags VC_SHUTDOWN_FLUSH after writing everything back), free the
- * devices, close the flash.  The cache is unlisted; the caller frees it.
- */
-static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
+/* ------------------------------------------------- unlocked operations */
+/* Let go of vcc_lock for a long part of an operation (see vcc.h). */
+static void vcc_unlock_long(void)
 {
-	int i, err = 0;
+	lockdep_assert_held(&vcc_lock);
+	vcc_unlocked_ops++;
+	mutex_unlock(&vcc_lock);
+}
 
+static void vcc_relock_long(void)
+{
+	mutex_lock(&vcc_lock);
+	vcc_unlocked_ops--;
+	wake_up_all(&vcc_unlocked_wq);
+}
+
+/* Wait until no operation runs unlocked (vcc_lock held, dropped meanwhile). */
+static void vcc_quiesce(void)
+{
+	lockdep_assert_held(&vcc_lock);
+	while (vcc_unlocked_ops) {
+		mutex_unlock(&vcc_lock);
+		wait_event(vcc_unlocked_wq, !READ_ONCE(vcc_unlocked_ops));
+		mutex_lock(&vcc_lock);
+	}
+}
+
+/* Write back @id's dirty data (VC_DEV_ID_ALL: all) with vcc_lock let go. */
+static int vcc_flush_unlocked(struct vcc_cache *c, u32 id)
+{
+	int err;
+
+	c->busy = true;
+	vcc_unlock_long();
+	err = vc_cache_flush(c->engine, id, NULL, NULL);
+	vcc_relock_long();
+	c->busy = false;
+	return err;
+}
+
+/* -EBUSY with a message while @c's write-back runs unlocked. */
+static int vcc_busy(struct vcc_cache *c, struct netlink_ext_ack *ext)
+{
+	lockdep_assert_held(&vcc_lock);
+	if (!c->busy)
+		return 0;
+	vcc_ext_err(ext, "cache %s is writing back for a delete or a detach: try again when it ends (vcache-config show %s shows its dirty data going down)",
+		    c->name, c->name);
+	return -EBUSY;
+}
+
+/* ---------------------------------------------------------- teardown */
+/* Unlist @c and stop its devices: the part that needs vcc_lock. */
+static void vcc_teardown_unlist(struct vcc_cache *c)
+{
+	int i;
+
+	lockdep_assert_held(&vcc_lock);
 	c->state = VCACHE_STATE_STOPPING;
 	if (c->engine)
 		vc_cache_flush_cancel(c->engine);
@@ -369,6 +418,15 @@ static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
 	for (i = 0; i < VC_MAX_BACKING; i++)
 		if (c->devs[i])
 			vcc_dev_stop(c->devs[i]);
+	if (!list_empty(&c->node))
+		list_del_init(&c->node);
+}
+
+/* Shut the engine down, free the devices: @c is unlisted, no lock needed. */
+static int vcc_teardown_release(struct vcc_cache *c, u32 shutdown_flags)
+{
+	int i, err = 0;
+
 	if (c->engine) {
 		err = vc_cache_shutdown(c->engine, shutdown_flags);
 		c->engine = NULL;
@@ -382,9 +440,21 @@ static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
 		c->devs[i] = NULL;
 	}
 	vcc_flash_close(c);
-	if (!list_empty(&c->node))
-		list_del_init(&c->node);
 	return err;
+}
+
+/*
+ * The one teardown of a cache, used by delete, card removal, a failed
+ * create and module unload: stop every cached device (their bios drain),
+ * shut the engine down (records and the clean flag written; with
+ * @flush_flags VC_SHUTDOWN_FLUSH after writing everything back), free the
+ * devices, close the flash.  The cache is unlisted; the caller frees it.
+ * Delete runs its two halves apart, the second without vcc_lock.
+ */
+static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
+{
+	vcc_teardown_unlist(c);
+	return vcc_teardown_release(c, shutdown_flags);
 }
 
 void vcc_free(struct vcc_cache *c)
@@ -541,14 +611,11 @@ static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
 	return -EBUSY;
 }
 
-int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
+/* Refuse opens of @c's devices; -EBUSY (opens allowed again) if one is open. */
+static int vcc_refuse_opens(struct vcc_cache *c, struct netlink_ext_ack *ext)
 {
-	bool failed;
-	u64 dirty;
-	int i, err, ferr;
+	int i;
 
-	lockdep_assert_held(&vcc_lock);
-	/* from here no new open: nothing written after the dirty check */
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		if (c->devs[i] && vcc_dev_open(c->devs[i])) {
 			vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
@@ -558,14 +625,35 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			return -EBUSY;
 		}
 	}
+	return 0;
+}
+
+int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
+{
+	bool failed;
+	u64 dirty;
+	int i, err, ferr;
+
+	lockdep_assert_held(&vcc_lock);
+	err = vcc_busy(c, ext);
+	if (err)
+		return err;
+	/* from here no new open: nothing written after the dirty check */
+	err = vcc_refuse_opens(c, ext);
+	if (err)
+		return err;
 	if (c->engine && (flags & VCACHE_F_FLUSH)) {
-		err = vc_cache_flush(c->engine, VC_DEV_ID_ALL, NULL, NULL);
+		err = vcc_flush_unlocked(c, VC_DEV_ID_ALL);
 		if (err) {
 			vcc_ext_err(ext, "cache %s: write-back failed (error %d); nothing deleted",
 				    c->name, err);
 			vcc_allow_opens(c);
 			return err;
 		}
+		/* a device attached meanwhile (hotplug) */
+		err = vcc_refuse_opens(c, ext);
+		if (err)
+			return err;
 	}
 	dirty = vcc_dirty_bytes(c);
 	if (dirty && !(flags & VCACHE_F_DISCARD_DIRTY)) {
@@ -595,8 +683,14 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
 	failed = c->state == VCACHE_STATE_FAILED;
-	/* its superblocks are erased: nothing loads it again */
-	err = vcc_teardown(c, VC_SHUTDOWN_FORGET);
+	/*
+	 * Unlisted, its devices gone: the engine's shutdown and the card's
+	 * table are device I/O (minutes on a slow or failing device), done
+	 * without vcc_lock.  Its superblocks are erased: nothing loads it again.
+	 */
+	vcc_teardown_unlist(c);
+	vcc_unlock_long();
+	err = vcc_teardown_release(c, VC_SHUTDOWN_FORGET);
 	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
 	if (failed && (err || ferr)) {
 		/* its flash is dead: nothing more to lose, the cache is gone */
@@ -609,6 +703,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	pr_info("%s: deleted%s\n", c->name,
 		dirty ? " (dirty data discarded)" : "");
 	vcc_free(c);
+	vcc_relock_long();
 	return err;
 }
 
@@ -621,6 +716,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	int i, err;
 
 	lockdep_assert_held(&vcc_lock);
+	/* a device may come while @c is busy: delete checks again after it */
 	if (!c->engine || c->state == VCACHE_STATE_FAILED) {
 		vcc_ext_err(ext, "cache %s is %s: cannot attach", c->name,
 			    vcc_state_name(c->state));
@@ -737,6 +833,9 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
+	err = vcc_busy(c, ext);
+	if (err)
+		return err;
 	/* from here no new open: nothing written after the dirty check */
 	if (vcc_dev_open(d)) {
 		vcc_ext_err(ext, "/dev/%s (%s) is open or mounted: close it first",
@@ -744,7 +843,7 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 		return -EBUSY;
 	}
 	if (d->state == VCACHE_BS_ATTACHED && (flags & VCACHE_F_FLUSH)) {
-		err = vc_cache_flush(c->engine, d->id, NULL, NULL);
+		err = vcc_flush_unlocked(c, d->id);
 		if (err) {
 			vcc_ext_err(ext, "%s: write-back failed (error %d); still attached",
 				    d->devname, err);
@@ -808,6 +907,9 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	int i, err;
 
 	lockdep_assert_held(&vcc_lock);
+	err = vcc_busy(c, ext);
+	if (err)
+		return err;
 	if (!c->engine) {
 		vcc_ext_err(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
 		return -EIO;
@@ -905,6 +1007,9 @@ int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
+	err = vcc_busy(c, ext);
+	if (err)
+		return err;
 	if (!c->engine) {
 		vcc_ext_err(ext, "cache %s is %s", c->name, vcc_state_name(c->state));
 		return -EIO;
@@ -974,6 +1079,7 @@ void vcc_stop_all(struct vcd_card *card)
 	struct vcc_cache *c, *t;
 
 	mutex_lock(&vcc_lock);
+	vcc_quiesce();
 	list_for_each_entry_safe(c, t, &vcc_caches, node) {
 		if (card && c->card != card)
 			continue;

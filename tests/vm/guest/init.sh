@@ -8,7 +8,7 @@
 RUN=$1
 # shellcheck source=/dev/null
 . "$RUN/guest.env" || exit 125
-export PATH="$VC_TOP/tests/vm/guest/bin:$PATH"
+export PATH="$VC_TOP/tests/vm/guest/bin:$VC_TOP/build/vm-tools:$PATH"
 exec 2>&1
 
 say() { echo "vm-guest: $*"; }

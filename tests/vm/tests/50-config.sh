@@ -8,6 +8,7 @@
 # and the simulated HDD.
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
+make -s -C "$TOP/tests/vm/tools" >/dev/null || t_fail "tests/vm/tools build"
 "$RUN" --cards 1 --card-size 256M --hdd-size 1G --hdd-model fast \
 	--timeout 900 -- "$TESTS/50-config.guest"
 vm_status "config: guest checks passed and kernel log clean" 0 $?

@@ -11,6 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 "$RUN" --cards 1 --card-size 512M --hdd-size 1G --hdd-model fast \
-	--timeout 900 -- "$TESTS/53-cached-failure.guest"
+	--modparams io_timeout=5 --timeout 900 -- "$TESTS/53-cached-failure.guest"
 vm_status "cached-failure: guest checks passed and kernel log clean" 0 $?
 t_done
