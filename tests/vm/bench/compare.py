@@ -460,6 +460,22 @@ def hdd_inflight():
         return None
 
 
+def durable(t0):
+    """The cache says clean: FLUSH the HDD (fsync of the block device) so
+    that the drain ends when the data is durable at home, whatever the
+    cache does about the disk's volatile write cache (vcache FLUSHes it
+    after each write-back batch; a peer that does not leaves its last
+    writes there).  (seconds since t0 when durable, the FLUSH's seconds)"""
+    t1 = time.monotonic()
+    fd = os.open(HDD, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    t2 = time.monotonic()
+    return t2 - t0, t2 - t1
+
+
 def drain():
     """Write back every dirty block, the way each cache offers: the dirty
     bytes and the backing writes sampled every second."""
@@ -484,6 +500,7 @@ def drain():
                                "flush"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     curve, done_s, wb = [], None, []
+    clean_s = flush_s = None
     v0 = vc_stats() or {}
     wall0 = time.time()
     while True:
@@ -502,7 +519,8 @@ def drain():
                       [hdd_inflight()])
         finished = db == 0 and (bg is None or bg.poll() is not None)
         if finished:
-            done_s = t
+            clean_s = t
+            done_s, flush_s = durable(t0)
             break
         if t > DRAIN:
             break
@@ -515,6 +533,7 @@ def drain():
     wb = (s1[2] - s0[2]) * 512
     res["drain"] = {"dirty_bytes_at_start": d0, "seconds": done_s,
                     "finished": done_s is not None,
+                    "seconds_clean": clean_s, "final_flush_s": flush_s,
                     "backing_bytes_written": wb,
                     "backing_writes": s1[1] - s0[1],
                     "backing_write_bps": wb / el if el else 0,
@@ -526,6 +545,8 @@ def drain():
         res["drain"]["vcache_curve"] = wbc
     log(f"drain: {d0} dirty bytes, "
         f"{'%.1f s' % done_s if done_s is not None else 'NOT finished in %d s' % DRAIN}"
+        + (f" (clean at {clean_s:.1f} s, final HDD FLUSH {flush_s:.2f} s)"
+           if done_s is not None else "") +
         f", backing {wb / el / 1e6:.2f} MB/s")
 
 
