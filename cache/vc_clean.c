@@ -1070,8 +1070,12 @@ static void issue_runs(struct vc_cache *c)
 		full = 1;
 	limit = full;
 	vc_spin_lock(&c->clean_lock);
-	/* stopping (shutdown, detach): the batch ends at full speed */
-	rated = c->batch_rated && !c->clean_stop;
+	/*
+	 * Stopping (shutdown, detach), or a full-speed trigger waiting for
+	 * this batch to end (a flush on demand): the batch
+	 * ends at full speed.
+	 */
+	rated = c->batch_rated && !c->clean_stop && !c->flush_active;
 	vc_spin_unlock(&c->clean_lock);
 	if (rated) {
 		rate = wb_rate(c, now);
@@ -1089,11 +1093,20 @@ static void issue_runs(struct vc_cache *c)
 				  c->runs[c->runs_next < c->runs_nr ?
 					  c->runs_next : 0].nr : 1);
 
-			c->wb_tokens += (s64)((now - c->wb_tokens_ns) * rate /
-					      1000000000ULL);
-			if (c->wb_tokens > cap)
+			/*
+			 * Whole tokens only, and the clock advanced by their
+			 * time alone: the fraction of a token earned so far
+			 * stays for the next pass, however soon it comes.
+			 */
+			u64 dt = now > c->wb_tokens_ns ? now - c->wb_tokens_ns : 0;
+			u64 earned = dt * rate / 1000000000ULL;
+
+			c->wb_tokens += (s64)earned;
+			c->wb_tokens_ns += earned * 1000000000ULL / rate;
+			if (c->wb_tokens > cap) {
 				c->wb_tokens = cap;
-			c->wb_tokens_ns = now;
+				c->wb_tokens_ns = now;
+			}
 		}
 		if (c->batch_active && c->runs_next < c->runs_nr &&
 		    c->runs_inflight < limit) {

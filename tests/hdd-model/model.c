@@ -472,6 +472,7 @@ int hdd_stats_json(const struct hdd *h, char *buf, int len)
 		"\"avg_seek_tracks\": %llu, \"seek_ns\": %llu, "
 		"\"rot_ns\": %llu, \"xfer_ns\": %llu, \"busy_ns\": %llu, "
 		"\"ra_hits\": %llu, \"max_queue\": %llu, \"dirty_bytes\": %llu, "
+		"\"dirty_cmds\": %u, \"queue\": %u, \"flush_waiting\": %u, "
 		"\"tracks\": %llu, \"rev_ns\": %llu, \"capacity\": %llu}",
 		(unsigned long long)s->reads, (unsigned long long)s->writes,
 		(unsigned long long)s->flushes, (unsigned long long)s->trims,
@@ -487,6 +488,7 @@ int hdd_stats_json(const struct hdd *h, char *buf, int len)
 		(unsigned long long)s->ra_hits,
 		(unsigned long long)s->max_queue,
 		(unsigned long long)h->dirty_bytes,
+		h->dirty_cmds, h->nqueue, h->flush_waiting,
 		(unsigned long long)h->tracks,
 		(unsigned long long)h->rev_ns,
 		(unsigned long long)h->p.capacity);

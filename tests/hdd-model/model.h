@@ -80,6 +80,7 @@ struct hdd {
 	uint64_t dirty_bytes;
 	uint32_t dirty_cmds;
 	uint64_t write_seq;
+	uint32_t flush_waiting;	/* FLUSHes waiting for destages (the plugin's) */
 	struct hdd_stats st;
 };
 

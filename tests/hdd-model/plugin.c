@@ -194,6 +194,7 @@ static int hddmodel_config_complete(void)
 static void dump_stats(bool final)
 {
 	char buf[2048], tmp[4096];
+	struct timespec ts;
 	FILE *f;
 	int n;
 
@@ -211,6 +212,15 @@ static void dump_stats(bool final)
 	fprintf(f, "%s\n", buf);
 	if (fclose(f) == 0)
 		rename(tmp, stats_path);
+	/* and a line a second in PATH.log (wall clock), to follow a run */
+	snprintf(tmp, sizeof(tmp), "%s.log", stats_path);
+	f = fopen(tmp, "a");
+	if (!f)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(f, "{\"t\": %lld.%03ld, %s\n", (long long)ts.tv_sec,
+		ts.tv_nsec / 1000000, buf + 1);
+	fclose(f);
 }
 
 static void maybe_dump(uint64_t now)
@@ -409,8 +419,10 @@ static int hddmodel_flush(void *h, uint32_t flags)
 	if (prm.wc) {
 		uint64_t target = disk.write_seq;
 
+		disk.flush_waiting++;
 		while (hdd_oldest_dirty(&disk) <= target)
 			pthread_cond_wait(&cv_done, &lock);
+		disk.flush_waiting--;
 	}
 	pthread_mutex_unlock(&lock);
 	sleep_until(now_ns() + prm.overhead_ns);

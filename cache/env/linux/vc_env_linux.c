@@ -216,10 +216,18 @@ void vc_work_queue(vc_work_t *w)
 	mod_delayed_work(vc_wq, &w->dw, 0);
 }
 
-/* If already queued, the earlier of the two deadlines wins. */
+/*
+ * If already queued, the earlier of the two deadlines wins.  The delay
+ * is rounded up to whole ticks: nsecs_to_jiffies() rounds down, and a
+ * delay shorter than a tick ran at once (rated write-back waiting 3.9 ms
+ * for its next token spun on a CPU under HZ=250).
+ */
 void vc_work_queue_delayed(vc_work_t *w, u64 delay_ns)
 {
 	unsigned long d = nsecs_to_jiffies(delay_ns);
+
+	if (delay_ns && (u64)jiffies_to_nsecs(d) < delay_ns)
+		d++;
 
 	if (queue_delayed_work(vc_wq, &w->dw, d))
 		return;

@@ -86,6 +86,89 @@ static void test_rated_writeback(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * Rated write-back earns its tokens whatever wakes the cleaner: a pass
+ * sooner than one token's time (a run that ended, a host write, a timer
+ * rounded down to the tick) keeps the fraction earned so far instead of
+ * throwing it away.  Issue 19: woken every few hundred microseconds, a
+ * rated batch at 1 MiB/s of 4 KiB runs earned nothing and sent a block a
+ * second; a drain behind it stalled for tens of seconds.
+ */
+static void test_rated_tokens_woken_often(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct tenv t;
+	struct vc_stats s;
+	u64 wb0;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 90;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 10;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 4;	/* one block a run */
+	t_setup(&t, 8192, 16384, false, &cfg);
+	/* 500 above the low mark (819): P rate 125/s, so the floor, 256/s */
+	for (i = 0; i < 819 + 500; i++)
+		t_write_pat(&t, i * 2, 1, i, 0);
+	t_advance_ms(10);
+	wb0 = t_stats(&t).wb_blocks;
+	assert_int_equal(t.c->wb_rate_bps, 1024 * 1024);
+	/* one second woken every 500 us (one token takes 3.9 ms) */
+	for (i = 0; i < 2000; i++) {
+		__atomic_add_fetch(&t_now_ns, 500000ULL, __ATOMIC_SEQ_CST);
+		vc_cache_kick_cleaner(t.c);
+		t_run();
+	}
+	s = t_stats(&t);
+	print_message("woken every 500 us: %llu blocks written back in 1 s at 256 blocks/s\n",
+		      (unsigned long long)(s.wb_blocks - wb0));
+	assert_true(s.wb_blocks - wb0 >= 200 && s.wb_blocks - wb0 <= 300);
+	t_advance_ms(10000);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 819);
+	for (i = 0; i < 819 + 500; i++)
+		assert_int_equal(t_check_pat(&t, i * 2, 1, i), 0);
+	t_teardown(&t);
+}
+
+/*
+ * A flush on demand waits for the batch under way: a rated one then goes
+ * on at full speed instead of at its rate (the drain of issue 19 waited
+ * for a rated batch of a second's worth, at least, before it began).
+ */
+static void test_flush_hurries_rated_batch(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct vc_flush_progress p;
+	struct tenv t;
+	struct vc_stats s;
+	u32 i;
+
+	(void)st;
+	cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 90;
+	cfg.params.v[VC_P_DIRTY_LOW_PCT] = 10;
+	cfg.params.v[VC_P_WB_MAX_IO_KIB] = 4;
+	t_setup(&t, 8192, 16384, false, &cfg);
+	for (i = 0; i < 819 + 500; i++)
+		t_write_pat(&t, i * 2, 1, i, 0);
+	t_advance_ms(5);	/* a rated batch of 256 blocks is under way */
+	s = t_stats(&t);
+	assert_true(s.wb_blocks < 10);
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	t_advance_ms(5);
+	vc_cache_flush_get_progress(t.c, &p);
+	s = t_stats(&t);
+	print_message("5 ms after the flush began: %llu dirty, flush %s\n",
+		      (unsigned long long)s.dirty_blocks,
+		      p.running ? "running" : "done");
+	assert_false(p.running);
+	assert_int_equal(p.result, 0);
+	assert_int_equal(s.dirty_blocks, 0);
+	for (i = 0; i < 819 + 500; i++)
+		assert_true(t_backing_has(&t, i * 2, 1, i));
+	t_teardown(&t);
+}
+
 static void test_max_age(void **st)
 {
 	struct vc_cache_config cfg = t_cfg_manual();
@@ -791,6 +874,8 @@ int main(void)
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_merge_and_order),
 		cmocka_unit_test(test_write_races_writeback),
+		cmocka_unit_test(test_rated_tokens_woken_often),
+		cmocka_unit_test(test_flush_hurries_rated_batch),
 		cmocka_unit_test(test_inflight_limit_and_flush),
 		cmocka_unit_test(test_background_flush),
 		cmocka_unit_test(test_cancel_spares_blocking_flush),

@@ -446,6 +446,36 @@ def oltp(dev):
         f"{o['backing_ios_per_host_io']}, 10 s IOPS {series} (CV {cv})")
 
 
+WB_DELTAS = ("wb_ios", "wb_blocks", "wb_flushes", "backing_flushes",
+             "backing_ios")
+WB_GAUGES = ("dirty_blocks", "wb_rate_bps")
+
+
+def hdd_inflight():
+    """Requests the guest has in flight to the HDD (reads + writes)."""
+    name = os.path.basename(os.path.realpath(HDD))
+    try:
+        return sum(int(x) for x in sysr(f"/sys/block/{name}/inflight").split())
+    except (OSError, ValueError):
+        return None
+
+
+def durable(t0):
+    """The cache says clean: FLUSH the HDD (fsync of the block device) so
+    that the drain ends when the data is durable at home, whatever the
+    cache does about the disk's volatile write cache (vcache FLUSHes it
+    after each write-back batch; a peer that does not leaves its last
+    writes there).  (seconds since t0 when durable, the FLUSH's seconds)"""
+    t1 = time.monotonic()
+    fd = os.open(HDD, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    t2 = time.monotonic()
+    return t2 - t0, t2 - t1
+
+
 def drain():
     """Write back every dirty block, the way each cache offers: the dirty
     bytes and the backing writes sampled every second."""
@@ -469,15 +499,28 @@ def drain():
         bg = subprocess.Popen(["dmsetup", "message", "vcbench", "0",
                                "flush"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    curve, done_s = [], None
+    curve, done_s, wb = [], None, []
+    clean_s = flush_s = None
+    v0 = vc_stats() or {}
+    wall0 = time.time()
     while True:
         t = time.monotonic() - t0
         db = dirty_bytes()
         s = disk_stat(HDD)
         curve.append([round(t, 1), db, (s[2] - s0[2]) * 512])
+        v = vc_stats()
+        if v is not None:
+            # why a drain waits: write-back I/Os and blocks, its backing
+            # FLUSHes, the rated write-back's rate, flushes on demand, and
+            # the HDD's requests in flight (guest side)
+            wb.append([round(t, 1)] +
+                      [v.get(k, 0) - v0.get(k, 0) for k in WB_DELTAS] +
+                      [v.get(k, 0) for k in WB_GAUGES] +
+                      [hdd_inflight()])
         finished = db == 0 and (bg is None or bg.poll() is not None)
         if finished:
-            done_s = t
+            clean_s = t
+            done_s, flush_s = durable(t0)
             break
         if t > DRAIN:
             break
@@ -486,15 +529,24 @@ def drain():
         bg.kill()
     s1 = disk_stat(HDD)
     el = time.monotonic() - t0
+    wbc = wb
     wb = (s1[2] - s0[2]) * 512
     res["drain"] = {"dirty_bytes_at_start": d0, "seconds": done_s,
                     "finished": done_s is not None,
+                    "seconds_clean": clean_s, "final_flush_s": flush_s,
                     "backing_bytes_written": wb,
                     "backing_writes": s1[1] - s0[1],
                     "backing_write_bps": wb / el if el else 0,
+                    "wall_start": wall0,
                     "curve": curve}
+    if wbc:
+        res["drain"]["vcache_curve_fields"] = \
+            ["t"] + list(WB_DELTAS) + list(WB_GAUGES) + ["hdd_inflight"]
+        res["drain"]["vcache_curve"] = wbc
     log(f"drain: {d0} dirty bytes, "
         f"{'%.1f s' % done_s if done_s is not None else 'NOT finished in %d s' % DRAIN}"
+        + (f" (clean at {clean_s:.1f} s, final HDD FLUSH {flush_s:.2f} s)"
+           if done_s is not None else "") +
         f", backing {wb / el / 1e6:.2f} MB/s")
 
 
