@@ -641,6 +641,31 @@ static int vcnl_reset_stats(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+static int vcnl_repair_table(struct sk_buff *skb, struct genl_info *info)
+{
+	u32 flags = info->attrs[VCACHE_A_FLAGS] ?
+		    nla_get_u32(info->attrs[VCACHE_A_FLAGS]) : 0;
+	struct nlattr *dev;
+	dev_t devt;
+
+	if (!vcnl_admin(skb, info))
+		return -EPERM;
+	if (flags & ~VCACHE_F_FORCE) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VCACHE_A_FLAGS],
+				    "REPAIR_TABLE takes only the force flag");
+		return -EINVAL;
+	}
+	dev = vcnl_need(info, VCACHE_A_CACHE_DEV, "the card's raw disk");
+	if (!dev)
+		return -EINVAL;
+	devt = vcnl_devt(nla_get_u64(dev));
+	if (!devt) {
+		NL_SET_ERR_MSG_ATTR(info->extack, dev, "bad device number");
+		return -EINVAL;
+	}
+	return vcc_card_repair(devt, flags & VCACHE_F_FORCE, info->extack);
+}
+
 /* ------------------------------------------------------------ LAT_GET */
 /* Each path: its nest, COUNT, the BUCKETS nest and every bucket. */
 #define VCNL_LAT_SIZE							\
@@ -727,6 +752,7 @@ static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_HOTPLUG, .doit = vcnl_hotplug },
 	{ .cmd = VCACHE_CMD_RESET_STATS, .doit = vcnl_reset_stats },
 	{ .cmd = VCACHE_CMD_LAT_GET, .doit = vcnl_lat_get },
+	{ .cmd = VCACHE_CMD_REPAIR_TABLE, .doit = vcnl_repair_table },
 };
 
 static const struct genl_multicast_group vcnl_mcgrps[] = {
@@ -794,4 +820,5 @@ void vcnl_exit(void)
 {
 	WRITE_ONCE(vcnl_registered, false);
 	genl_unregister_family(&vcnl_family);
+	vc_compat_extack_exit();	/* 6.1: no request can use them now */
 }

@@ -109,6 +109,15 @@ enum vcache_cmd {
 	 * Open to every user.
 	 */
 	VCACHE_CMD_LAT_GET,
+	/*
+	 * Rewrite the damaged card-space table of a card (its raw disk in
+	 * CACHE_DEV) as a valid empty one; the raw disk becomes read-write
+	 * again.  Only when the table is damaged (neither copy valid: EINVAL
+	 * otherwise).  EBUSY when a damaged copy still lists caches, unless
+	 * FLAGS has FORCE: those caches are then forgotten (their data stays
+	 * on the card, unreachable, below the raw disk's end).
+	 */
+	VCACHE_CMD_REPAIR_TABLE,
 	__VCACHE_CMD_MAX,
 };
 #define VCACHE_CMD_MAX (__VCACHE_CMD_MAX - 1)
@@ -156,7 +165,9 @@ enum vcache_attr {
  * device.
  */
 #define VCACHE_F_LOAD_CACHE	(1u << 3)
-#define VCACHE_F_ALL		0xfu
+/* REPAIR_TABLE: forget the caches a damaged table still lists. */
+#define VCACHE_F_FORCE		(1u << 4)
+#define VCACHE_F_ALL		0x1fu
 
 enum vcache_backing_attr {
 	VCACHE_B_UNSPEC,
