@@ -270,8 +270,11 @@ static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
 /*
  * Open @devt exclusively as @d's backing device, attach it to the engine
  * and create its cached device.  On failure @d is as before (waiting).
+ * @hotplug: found by its identity alone (auto-attach, no one vouched for
+ * the disk): it must also have exactly the size the cache recorded for it
+ * (vcache(4), "Auto-attach").
  */
-static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
+static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 			struct netlink_ext_ack *ext)
 {
 	struct vcc_cache *c = d->cache;
@@ -297,6 +300,21 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 			    c->block_size);
 		err = -EINVAL;
 		goto out_close;
+	}
+	if (hotplug) {
+		struct vc_backing_info bi;
+		u64 now = bdev_nr_sectors(d->bh.bdev);
+
+		if (!vc_cache_backing_info(c->engine, d->id, &bi) &&
+		    bi.in_use && bi.nr_sectors != now) {
+			pr_warn("%s: %s has the identity of %s (%s) but %llu sectors, not %llu: not attached automatically (vcache-config attach it if it is that disk)\n",
+				c->name, d->bdev_name, d->devname, d->ident, now,
+				bi.nr_sectors);
+			vcc_ext_err(ext, "%s: identity of %s, but %llu sectors, not %llu",
+				    d->bdev_name, d->devname, now, bi.nr_sectors);
+			err = -EMEDIUMTYPE;
+			goto out_close;
+		}
 	}
 	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);
@@ -551,7 +569,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	err = -ENOMEM;
 	if (!d)
 		goto out_teardown;
-	err = vcc_dev_plug(d, a->backing_devt, ext);
+	err = vcc_dev_plug(d, a->backing_devt, false, ext);
 	if (err) {
 		kfree(d);
 		goto out_teardown;
@@ -660,6 +678,19 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 }
 
 /* ------------------------------------------------------ attach/detach */
+/* Waiting (or detached-dirty) @d comes back as @devt. */
+static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
+			  bool hotplug, struct netlink_ext_ack *ext)
+{
+	int err = vcc_dev_plug(d, devt, hotplug, ext);
+
+	if (!err) {
+		vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
+		vcc_update_state(c);
+	}
+	return err;
+}
+
 int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	       const char *devname, struct netlink_ext_ack *ext)
 {
@@ -686,12 +717,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 				return -EEXIST;
 			}
 			/* a waiting device came back */
-			err = vcc_dev_plug(d, devt, ext);
-			if (!err) {
-				vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
-				vcc_update_state(c);
-			}
-			return err;
+			return vcc_dev_return(c, d, devt, false, ext);
 		}
 	}
 	if (vcc_devt_in_use(devt)) {
@@ -719,7 +745,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	d = vcc_dev_alloc(c, devname, ident);
 	if (!d)
 		return -ENOMEM;
-	err = vcc_dev_plug(d, devt, ext);
+	err = vcc_dev_plug(d, devt, false, ext);
 	if (err) {
 		kfree(d);
 		return err;
@@ -836,10 +862,16 @@ int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext)
 		for (i = 0; i < VC_MAX_BACKING; i++) {
 			struct vcc_dev *d = c->devs[i];
 
-			if (d && (d->state == VCACHE_BS_WAITING ||
-				  d->state == VCACHE_BS_DETACHED_DIRTY) &&
-			    !strcmp(d->ident, ident))
-				return vcc_attach(c, devt, ident, NULL, ext);
+			if (!d || (d->state != VCACHE_BS_WAITING &&
+				   d->state != VCACHE_BS_DETACHED_DIRTY) ||
+			    strcmp(d->ident, ident))
+				continue;
+			if (!c->engine || c->state == VCACHE_STATE_FAILED) {
+				vcc_ext_err(ext, "cache %s is %s: cannot attach",
+					    c->name, vcc_state_name(c->state));
+				return -EIO;
+			}
+			return vcc_dev_return(c, d, devt, true, ext);
 		}
 	}
 	return -ENOENT;

@@ -237,9 +237,13 @@ static int vcnl_put_dev_stats(struct sk_buff *skb, struct vcc_cache *c,
 	return err;
 }
 
-/* @stats: with the device's counters (GET; events go without) */
+/*
+ * @stats: with the device's counters (GET; events go without).  @priv:
+ * the reader has CAP_SYS_ADMIN; only then the identity (what auto-attach
+ * matches) goes in: other users and the events group never see it.
+ */
 static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
-			const struct vcc_dev *d, bool stats)
+			const struct vcc_dev *d, bool stats, bool priv)
 {
 	struct nlattr *n = nla_nest_start(skb, VCACHE_A_BACKING);
 	bool up = d->state == VCACHE_BS_ATTACHED && d->bh.bdev;
@@ -250,7 +254,7 @@ static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
 			      up ? (u64)MAJOR(d->bh.bdev->bd_dev) << 32 |
 				   MINOR(d->bh.bdev->bd_dev) : 0,
 			      VCACHE_B_UNSPEC) ||
-	    nla_put_string(skb, VCACHE_B_IDENT, d->ident) ||
+	    (priv && nla_put_string(skb, VCACHE_B_IDENT, d->ident)) ||
 	    nla_put_string(skb, VCACHE_B_DEVNAME, d->devname) ||
 	    (d->disk && nla_put_string(skb, VCACHE_B_DISK, d->disk->disk_name)) ||
 	    (up && nla_put_string(skb, VCACHE_B_BACKING_DISK, d->bdev_name)) ||
@@ -301,10 +305,12 @@ static int vcnl_put_stats(struct sk_buff *skb, struct vcc_cache *c)
 
 /*
  * GET's reply for @c; @dev_stats: with each backing device's counters (a
- * dump leaves them out of a cache that does not fit otherwise).
+ * dump leaves them out of a cache that does not fit otherwise); @priv:
+ * with the identities (vcnl_put_dev()).
  */
 static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
-			   u32 portid, u32 seq, int flags, bool dev_stats)
+			   u32 portid, u32 seq, int flags, bool dev_stats,
+			   bool priv)
 {
 	void *hdr = genlmsg_put(skb, portid, seq, &vcnl_family, flags, cmd);
 	struct vc_cache *e = c->engine;
@@ -340,7 +346,8 @@ static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
 	if (vcnl_put_stats(skb, c) || vcnl_put_flush(skb, c))
 		goto nospace;
 	for (i = 0; i < VC_MAX_BACKING; i++)
-		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i], dev_stats))
+		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i], dev_stats,
+						priv))
 			goto nospace;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -363,7 +370,9 @@ static int vcnl_get(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&vcc_lock);
 	c = vcnl_cache(info);
 	err = c ? vcnl_fill_cache(msg, c, VCACHE_CMD_GET, info->snd_portid,
-				  info->snd_seq, 0, true) : -ENOENT;
+				  info->snd_seq, 0, true,
+				  netlink_capable(skb, CAP_SYS_ADMIN)) :
+		  -ENOENT;
 	mutex_unlock(&vcc_lock);
 	if (err) {
 		nlmsg_free(msg);
@@ -374,6 +383,7 @@ static int vcnl_get(struct sk_buff *skb, struct genl_info *info)
 
 static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	bool priv = netlink_capable(cb->skb, CAP_SYS_ADMIN);
 	struct vcc_cache *c;
 	long idx = 0, start = cb->args[0];
 	int err = 0;
@@ -384,12 +394,13 @@ static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
 				      NETLINK_CB(cb->skb).portid,
-				      cb->nlh->nlmsg_seq, NLM_F_MULTI, true);
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI, true,
+				      priv);
 		if (err && !skb->len)
 			err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
 					      NETLINK_CB(cb->skb).portid,
 					      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-					      false);
+					      false, priv);
 		if (err)
 			break;
 	}
@@ -796,7 +807,7 @@ void vcnl_event(struct vcc_cache *c, enum vcache_event ev,
 	    nla_put_u8(skb, VCACHE_A_STATE, c->state) ||
 	    (err && nla_put_u32(skb, VCACHE_A_ERRNO, (u32)abs(err))) ||
 	    (msg && nla_put_string(skb, VCACHE_A_MESSAGE, msg)) ||
-	    (d && vcnl_put_dev(skb, c, d, false)) ||
+	    (d && vcnl_put_dev(skb, c, d, false, false)) ||
 	    ((ev == VCACHE_EV_FLUSH_PROGRESS || ev == VCACHE_EV_FLUSH_DONE) &&
 	     vcnl_put_flush(skb, c)))
 		goto drop;
