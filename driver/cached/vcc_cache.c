@@ -46,7 +46,7 @@ void vc_compat_extack_fmt(struct netlink_ext_ack *extack, const char *fmt,
 
 	if (!extack)
 		return;
-	fresh = kzalloc(sizeof(*fresh), GFP_ATOMIC | __GFP_NOWARN);
+	fresh = kzalloc_obj(*fresh, GFP_ATOMIC | __GFP_NOWARN);
 	spin_lock(&vc_fmtmsg_lock);
 	rcu_read_lock();
 	list_for_each_entry(m, &vc_fmtmsgs, node) {
