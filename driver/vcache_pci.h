@@ -246,8 +246,8 @@ struct vcd_bdev_handle;
 enum vcd_space_state {
 	VCD_SPACE_NONE,		/* no table: raw up to the table area */
 	VCD_SPACE_OK,
-	VCD_SPACE_DAMAGED,	/* no valid copy: raw read-only, no regions;
-				 * vcd_space_repair() rewrites it */
+	/* no valid copy: raw read-only, no regions; vcd_space_repair() */
+	VCD_SPACE_DAMAGED,
 	VCD_SPACE_TOO_SMALL,	/* card too small for a table */
 };
 

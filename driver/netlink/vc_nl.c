@@ -346,8 +346,8 @@ static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
 	if (vcnl_put_stats(skb, c) || vcnl_put_flush(skb, c))
 		goto nospace;
 	for (i = 0; i < VC_MAX_BACKING; i++)
-		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i], dev_stats,
-						priv))
+		if (c->devs[i] &&
+		    vcnl_put_dev(skb, c, c->devs[i], dev_stats, priv))
 			goto nospace;
 	genlmsg_end(skb, hdr);
 	return 0;
