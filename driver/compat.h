@@ -322,4 +322,27 @@ static inline u64 vcd_bio_cgroup(struct bio *bio)
 	return css ? (uintptr_t)css->cgroup : 0;
 }
 
+/*
+ * 6.2 NL_SET_ERR_MSG_FMT(): a formatted extack message, in a buffer of the
+ * extack itself (NETLINK_MAX_FMTMSG_LEN bytes, longer ones are cut).  6.1's
+ * extack has no buffer: vc_compat_extack_fmt() (driver/cached/vcc_cache.c)
+ * formats into one of the sending task's own, as long, which outlives the
+ * ack; vc_compat_extack_exit() frees them after the family is gone.
+ */
+#include <net/netlink.h>
+#ifndef NL_SET_ERR_MSG_FMT
+#define VC_COMPAT_NL_FMT
+#define NETLINK_MAX_FMTMSG_LEN	80
+__printf(2, 3)
+void vc_compat_extack_fmt(struct netlink_ext_ack *extack, const char *fmt,
+			  ...);
+void vc_compat_extack_exit(void);
+#define NL_SET_ERR_MSG_FMT(extack, fmt, args...) \
+	vc_compat_extack_fmt((extack), fmt, ##args)
+#else
+static inline void vc_compat_extack_exit(void)
+{
+}
+#endif
+
 #endif /* VCACHE_COMPAT_H */

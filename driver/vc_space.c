@@ -5,6 +5,7 @@
  * hidden disk on the card's tag set (vcache_stack.h, vc_space.h).
  */
 #include <linux/bio.h>
+#include <linux/ctype.h>
 #include <linux/blkdev.h>
 #include <linux/delay.h>
 #include <linux/highmem.h>
@@ -121,11 +122,11 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 	if (le16_to_cpu(h->version) != VC_SPACE_VERSION ||
 	    le16_to_cpu(h->block) != VC_SPACE_BLOCK)
 		return COPY_BAD;
-	*why = "written for a larger card";
+	*why = "larger-card";
 	if (le64_to_cpu(h->capacity) > card_bytes(dev))
 		return COPY_BAD;
 	n = le32_to_cpu(h->nr_regions);
-	*why = "region count";
+	*why = "region-count";
 	if (n > VC_SPACE_MAX_REGIONS)
 		return COPY_BAD;
 	/* entries are kept sorted by start, disjoint, below the table */
@@ -133,7 +134,7 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
 		u64 s = le64_to_cpu(e->start), l = le64_to_cpu(e->len);
 
-		*why = "region entry";
+		*why = "region-entry";
 		if (!e->name[0] || strnlen(e->name, sizeof(e->name)) ==
 		    sizeof(e->name) || !l || !IS_ALIGNED(s, VC_SPACE_ALIGN) ||
 		    !IS_ALIGNED(l, VC_SPACE_ALIGN) || s < prev_end ||
@@ -145,14 +146,19 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 	return COPY_OK;
 }
 
-/* Lowest region start, or the table's start: the raw disk's end. */
+/*
+ * The raw disk's end: the lowest region's start, else the table's, in
+ * every state (none and damaged too): a table written through the raw
+ * disk would be adopted at the next probe, regions and all.  Only a card
+ * too small for a table is all raw (it never reads one).
+ */
 static u64 raw_end(struct vcd_dev *dev)
 {
 	struct vc_space_hdr *h = space_hdr(dev);
 
-	if (dev->space_state == VCD_SPACE_NONE)
+	if (dev->space_state == VCD_SPACE_TOO_SMALL)
 		return card_bytes(dev);
-	if (le32_to_cpu(h->nr_regions))
+	if (dev->space_state == VCD_SPACE_OK && le32_to_cpu(h->nr_regions))
 		return le64_to_cpu(space_ent(dev, 0)->start);
 	return table_start(dev);
 }
@@ -161,11 +167,12 @@ static u64 raw_end(struct vcd_dev *dev)
  * vcd_space_load - read the card-space table at probe, before the raw disk
  * is added; sets the raw disk's capacity.
  *
- * A card without a table is all raw.  A table neither copy of which is
- * valid, or that cannot be read, leaves the raw disk read-only (nothing
- * that may belong to a cache gets overwritten) and no region can be made
- * or opened: the log and sysfs say why.  Returns 0, or -ENOMEM or the
- * error of adding the table's hidden disk.
+ * A card without a table is raw up to the table's area.  A table neither
+ * copy of which is valid, or that cannot be read, leaves the raw disk
+ * read-only (nothing that may belong to a cache gets overwritten) and no
+ * region can be made or opened: the log and sysfs say why (per copy), and
+ * vcd_space_repair() (vcache-config repair-table) rewrites it.  Returns 0,
+ * or -ENOMEM or the error of adding the table's hidden disk.
  */
 int vcd_space_load(struct vcd_dev *dev)
 {
@@ -203,9 +210,9 @@ int vcd_space_load(struct vcd_dev *dev)
 	va = ra ? COPY_BAD : check_copy(dev, a, &why_a);
 	vb = rb ? COPY_BAD : check_copy(dev, b, &why_b);
 	if (ra)
-		why_a = "read error";
+		why_a = "read-error";
 	if (rb)
-		why_b = "read error";
+		why_b = "read-error";
 
 	if (va == COPY_OK && (vb != COPY_OK ||
 			      le64_to_cpu(space_hdr(dev)->generation) >=
@@ -220,10 +227,11 @@ int vcd_space_load(struct vcd_dev *dev)
 	} else {
 		memset(a, 0, VC_SPACE_COPY_BYTES);
 		dev->space_state = VCD_SPACE_DAMAGED;
+		dev->space_why[0] = va == COPY_EMPTY ? "none" : why_a;
+		dev->space_why[1] = vb == COPY_EMPTY ? "none" : why_b;
 		dev_err(&dev->pdev->dev,
-			"%s: card-space table unusable (copy A: %s, copy B: %s): the raw disk is read-only and no cache on this card can be loaded\n",
-			dev->name, va == COPY_EMPTY ? "none" : why_a,
-			vb == COPY_EMPTY ? "none" : why_b);
+			"%s: card-space table unusable (copy A: %s, copy B: %s): the raw disk is read-only and no cache on this card can be loaded; `vcache-config repair-table` rewrites it\n",
+			dev->name, dev->space_why[0], dev->space_why[1]);
 	}
 	if (dev->space_state == VCD_SPACE_OK && (va != COPY_OK ||
 						 vb != COPY_OK))
@@ -234,12 +242,11 @@ int vcd_space_load(struct vcd_dev *dev)
 			 va != COPY_OK ? why_a : why_b);
 	vfree(b);
 
+	set_capacity(dev->disk, raw_end(dev) >> SECTOR_SHIFT);
 	if (dev->space_state == VCD_SPACE_DAMAGED) {
-		set_capacity(dev->disk, card_bytes(dev) >> SECTOR_SHIFT);
 		set_disk_ro(dev->disk, true);
 		return 0;
 	}
-	set_capacity(dev->disk, raw_end(dev) >> SECTOR_SHIFT);
 	if (dev->space_state == VCD_SPACE_OK)
 		dev_info(&dev->pdev->dev,
 			 "%s: card-space table generation %llu: %u region(s), raw disk %llu MiB\n",
@@ -341,8 +348,8 @@ static int raw_can_shrink(struct vcd_dev *dev, u64 end, char *err,
 	for (tries = 0; disk_openers(dev->disk); tries++) {
 		if (tries == 60) {
 			snprintf(err, errlen,
-				 "the raw disk %s is open (mounted or in use) and would shrink to %llu bytes",
-				 dev->name, end);
+				 "the raw disk %s is open (mounted or in use): it cannot shrink",
+				 dev->name);
 			return -EBUSY;
 		}
 		msleep(50);
@@ -378,7 +385,7 @@ static int space_usable(struct vcd_dev *dev, char *err, size_t errlen)
 	switch (dev->space_state) {
 	case VCD_SPACE_DAMAGED:
 		snprintf(err, errlen,
-			 "the card-space table of %s is damaged (see the kernel log)",
+			 "%s: card-space table damaged: see vcache-config cards, repair-table",
 			 dev->name);
 		return -EUCLEAN;
 	case VCD_SPACE_TOO_SMALL:
@@ -877,6 +884,101 @@ u64 vcd_space_free(struct vcd_card *card)
 	return round_down(largest, VC_SPACE_ALIGN);
 }
 
+/*
+ * The names of the regions a damaged copy (magic present) at @pos still
+ * lists, into @names (", " separated, as many as fit); their count.  An
+ * unreadable copy lists nothing; *gen gets the highest generation seen.
+ */
+static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
+			 char *names, size_t len, u64 *gen)
+{
+	struct vc_space_hdr *h = copy;
+	u32 i, n, listed = 0;
+
+	if (space_io(dev, REQ_OP_READ, pos, copy, VC_SPACE_COPY_BYTES) ||
+	    le32_to_cpu(h->magic) != VC_SPACE_MAGIC)
+		return 0;
+	*gen = max(*gen, le64_to_cpu(h->generation));
+	n = min_t(u32, le32_to_cpu(h->nr_regions), VC_SPACE_MAX_REGIONS);
+	for (i = 0; i < n; i++) {
+		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
+		size_t k, used = strlen(names);
+
+		if (!valid_region_name(e->name))
+			continue;
+		for (k = 0; e->name[k] && isgraph(e->name[k]); k++)
+			;
+		if (e->name[k])
+			continue;	/* garbage, not a name */
+		listed++;
+		if (!strstr(names, e->name) && used + strlen(e->name) + 3 < len)
+			snprintf(names + used, len - used, "%s%s",
+				 used ? ", " : "", e->name);
+	}
+	return listed;
+}
+
+int vcd_space_repair(struct vcd_card *card, bool force, char *err,
+		     size_t errlen)
+{
+	struct vcd_dev *dev = card_dev(card);
+	char names[96] = "";
+	u64 gen = 0;
+	u32 listed;
+	void *copy;
+	int ret;
+
+	copy = vzalloc(VC_SPACE_COPY_BYTES);
+	if (!copy)
+		return -ENOMEM;
+	mutex_lock(&dev->space_lock);
+	ret = -EINVAL;
+	if (dev->space_state != VCD_SPACE_DAMAGED) {
+		snprintf(err, errlen, "the card-space table of %s is %s, not damaged",
+			 dev->name, dev->space_state == VCD_SPACE_OK ? "valid" :
+			 dev->space_state == VCD_SPACE_NONE ? "absent" :
+			 "impossible (card too small)");
+		goto out;
+	}
+	ret = -ENODEV;
+	if (dev->card.gone || vcd_state(dev) == VCD_STATE_DEAD) {
+		snprintf(err, errlen, "%s is gone or dead", dev->name);
+		goto out;
+	}
+	listed = damaged_lists(dev, copy, 0, names, sizeof(names), &gen);
+	listed = max(listed, damaged_lists(dev, copy, VC_SPACE_COPY_BYTES,
+					   names, sizeof(names), &gen));
+	ret = -EBUSY;
+	if (listed && !force) {
+		snprintf(err, errlen, "%s: the damaged table lists %u cache(s): %s",
+			 dev->name, listed, names);
+		goto out;
+	}
+	memset(dev->space, 0, VC_SPACE_COPY_BYTES);
+	/* above both old copies (a wrapped one loses nothing: both equal) */
+	space_hdr(dev)->generation = cpu_to_le64(gen);
+	ret = space_commit(dev);
+	if (ret) {
+		memset(dev->space, 0, VC_SPACE_COPY_BYTES);
+		snprintf(err, errlen, "cannot write the card-space table of %s",
+			 dev->name);
+		goto out;
+	}
+	dev->space_why[0] = NULL;
+	dev->space_why[1] = NULL;
+	raw_resize(dev);
+	set_disk_ro(dev->disk, false);
+	dev_warn(&dev->pdev->dev,
+		 "%s: card-space table rewritten empty (generation %llu)%s%s; the raw disk is read-write (%llu MiB)\n",
+		 dev->name, le64_to_cpu(space_hdr(dev)->generation),
+		 listed ? ", forgetting the caches " : "", listed ? names : "",
+		 raw_end(dev) >> 20);
+out:
+	mutex_unlock(&dev->space_lock);
+	vfree(copy);
+	return ret;
+}
+
 /* sysfs: the table, one line per region, then the raw disk. */
 ssize_t vcd_space_show(struct vcd_dev *dev, char *buf)
 {
@@ -905,6 +1007,9 @@ ssize_t vcd_space_show(struct vcd_dev *dev, char *buf)
 				     le32_to_cpu(e->block_size),
 				     region_is_open(dev, e->name));
 	}
+	if (dev->space_state == VCD_SPACE_DAMAGED)
+		len += sysfs_emit_at(buf, len, "damaged copy_a %s copy_b %s\n",
+				     dev->space_why[0], dev->space_why[1]);
 	mutex_unlock(&dev->space_lock);
 	return len;
 }

@@ -244,9 +244,10 @@ struct vcd_bdev_handle;
 
 /* State of the card-space table (vc_space.c). */
 enum vcd_space_state {
-	VCD_SPACE_NONE,		/* no table: all raw */
+	VCD_SPACE_NONE,		/* no table: raw up to the table area */
 	VCD_SPACE_OK,
-	VCD_SPACE_DAMAGED,	/* no valid copy: raw read-only, no regions */
+	/* no valid copy: raw read-only, no regions; vcd_space_repair() */
+	VCD_SPACE_DAMAGED,
 	VCD_SPACE_TOO_SMALL,	/* card too small for a table */
 };
 
@@ -346,6 +347,7 @@ struct vcd_dev {
 	struct mutex space_lock;
 	void *space;
 	enum vcd_space_state space_state;
+	const char *space_why[2];	/* per copy, when damaged: a token */
 	struct list_head regions;
 	struct vcd_region *space_r;	/* the table's own hidden disk */
 	unsigned int region_seq;	/* names region disks vcspaceNrM */

@@ -83,12 +83,13 @@ struct vcd_card *vcd_card_get_by_devt(dev_t devt);
  * Card space (vc_space.c), like NVMe namespace management.  A table at
  * the end of the card (two copies, __le, magic, version, crc32c; see
  * docs/card-space.md) lists regions carved downward from below the table.
- * The raw disk /dev/vflashN shows LBA 0 up to the lowest region (all of
- * the card when there is no table), so a region is never writable through
- * it.  Each open region is a hidden disk on the card's tag set (its own
- * request_queue: blk-mq tags, timeouts, aborts and resets of the card),
- * whose sector 0 is the region's first byte; its owner submits bios to
- * vcd_region_bdev().
+ * The raw disk /dev/vflashN shows LBA 0 up to the lowest region, or up to
+ * the table's area when there is no region or no table at all: neither a
+ * region nor the table is ever writable through it (in every state, so
+ * nobody can plant a table there).  Each open region is a hidden disk on
+ * the card's tag set (its own request_queue: blk-mq tags, timeouts,
+ * aborts and resets of the card), whose sector 0 is the region's first
+ * byte; its owner submits bios to vcd_region_bdev().
  *
  * Regions are owned by name (the cache's name).  @conf is an opaque blob
  * of the owner (its settings, the identities of its backing devices),
@@ -153,5 +154,15 @@ int vcd_region_list(struct vcd_card *card, struct vcd_region_info *out,
 		    int max);
 /* Free bytes for a new region (largest free extent). */
 u64 vcd_space_free(struct vcd_card *card);
+/*
+ * Write an empty table over a damaged one (state "damaged": neither copy
+ * valid, the raw disk read-only).  Refused (-EBUSY) when a damaged copy
+ * still names regions, unless @force: their caches are then forgotten
+ * (their data stays on the card, unreachable, and the raw disk may
+ * overwrite it).  -EINVAL when the table is not damaged, -ENODEV when the
+ * card is gone.  On success the raw disk is read-write again.
+ */
+int vcd_space_repair(struct vcd_card *card, bool force, char *err,
+		     size_t errlen);
 
 #endif /* VCACHE_STACK_H */

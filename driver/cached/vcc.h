@@ -112,9 +112,12 @@ bool vcc_latency(struct vcc_cache *c, int path, u64 *buckets, u64 *count,
 extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 
 /* vcc_cache.c: caches */
-/* Set @ext's message (may be NULL) to a formatted one of any length. */
-__printf(2, 3)
-void vcc_ext_err(struct netlink_ext_ack *ext, const char *fmt, ...);
+/*
+ * Set @ext's message (@ext may be NULL): NL_SET_ERR_MSG_FMT(), at most
+ * NETLINK_MAX_FMTMSG_LEN - 1 characters, so the device and the reason
+ * come first (the tool explains the rest).
+ */
+#define vcc_ext_err(ext, fmt, args...) NL_SET_ERR_MSG_FMT(ext, fmt, ##args)
 int vcc_init(void);
 void vcc_exit(void);
 struct vcc_cache *vcc_find(const char *name);
@@ -141,6 +144,8 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext);
 /* Load the cache a block device (not a card) holds; -ENODATA: none. */
 int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext);
+/* REPAIR_TABLE (vcc_card.c): rewrite the damaged table of card @devt. */
+int vcc_card_repair(dev_t devt, bool force, struct netlink_ext_ack *ext);
 int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,
 		    struct netlink_ext_ack *ext);
 void vcc_flush_cancel(struct vcc_cache *c);

@@ -23,30 +23,78 @@ static bool vcc_ready;		/* vcc_lock: between init and exit */
 static unsigned int vcc_unlocked_ops;	/* vcc_lock */
 static DECLARE_WAIT_QUEUE_HEAD(vcc_unlocked_wq);
 
+#ifdef VC_COMPAT_NL_FMT
 /*
- * extack messages that name the device, its state and the fix are longer
- * than the kernel's formatted ones (80 bytes, and 6.1 has none): a ring
- * of buffers that outlive the command (its ack is sent right after it).
+ * 6.1 (compat.h): the message of a request must outlive its doit, until
+ * netlink_ack() copies it, in the same system call of the same task.  So
+ * each sending task has a buffer of its own, reused only by that task (its
+ * previous request was acknowledged before it could send this one) or
+ * once the task is gone; all are freed after the family is unregistered.
  */
-#define VCC_MSG_RING	32
-#define VCC_MSG_LEN	256
-static char vcc_msgs[VCC_MSG_RING][VCC_MSG_LEN];
-static atomic_t vcc_msg_next = ATOMIC_INIT(0);
+struct vc_fmtmsg {
+	struct list_head node;
+	struct pid *owner;
+	char buf[NETLINK_MAX_FMTMSG_LEN];
+};
 
-void vcc_ext_err(struct netlink_ext_ack *ext, const char *fmt, ...)
+static LIST_HEAD(vc_fmtmsgs);
+static DEFINE_SPINLOCK(vc_fmtmsg_lock);
+
+void vc_compat_extack_fmt(struct netlink_ext_ack *extack, const char *fmt,
+			  ...)
 {
+	struct vc_fmtmsg *m, *mine = NULL, *fresh;
+	struct pid *me = task_pid(current);
 	va_list ap;
-	char *buf;
 
-	if (!ext)
+	if (!extack)
 		return;
-	buf = vcc_msgs[(unsigned int)atomic_inc_return(&vcc_msg_next) %
-		       VCC_MSG_RING];
+	fresh = kzalloc_obj(*fresh, GFP_ATOMIC | __GFP_NOWARN);
+	spin_lock(&vc_fmtmsg_lock);
+	rcu_read_lock();
+	list_for_each_entry(m, &vc_fmtmsgs, node) {
+		if (m->owner == me) {
+			mine = m;
+			break;
+		}
+		if (!mine && !pid_task(m->owner, PIDTYPE_PID))
+			mine = m;	/* its task is gone: take it over */
+	}
+	rcu_read_unlock();
+	if (mine && mine->owner != me) {
+		put_pid(mine->owner);
+		mine->owner = get_pid(me);
+	} else if (!mine && fresh) {
+		mine = fresh;
+		fresh = NULL;
+		mine->owner = get_pid(me);
+		list_add(&mine->node, &vc_fmtmsgs);
+	}
+	spin_unlock(&vc_fmtmsg_lock);
+	kfree(fresh);
+	if (!mine) {
+		extack->_msg = "vcache: no memory for the error message";
+		return;
+	}
 	va_start(ap, fmt);
-	vsnprintf(buf, VCC_MSG_LEN, fmt, ap);
+	if (vsnprintf(mine->buf, sizeof(mine->buf), fmt, ap) >=
+	    sizeof(mine->buf))
+		pr_warn_ratelimited("truncated extack: %s\n", mine->buf);
 	va_end(ap);
-	ext->_msg = buf;
+	extack->_msg = mine->buf;
 }
+
+void vc_compat_extack_exit(void)
+{
+	struct vc_fmtmsg *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &vc_fmtmsgs, node) {
+		list_del(&m->node);
+		put_pid(m->owner);
+		kfree(m);
+	}
+}
+#endif
 
 const char *vcc_state_name(enum vcache_state s)
 {
@@ -225,8 +273,11 @@ static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
 /*
  * Open @devt exclusively as @d's backing device, attach it to the engine
  * and create its cached device.  On failure @d is as before (waiting).
+ * @hotplug: found by its identity alone (auto-attach, no one vouched for
+ * the disk): it must also have exactly the size the cache recorded for it
+ * (vcache(4), "Auto-attach").
  */
-static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
+static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 			struct netlink_ext_ack *ext)
 {
 	struct vcc_cache *c = d->cache;
@@ -235,23 +286,38 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt,
 
 	if (c->flash_devt == devt || (c->fbdev && c->fbdev->bd_dev == devt) ||
 	    vcd_card_is_disk(devt)) {
-		vcc_ext_err(ext, "%d:%d is a vcache card or the cache's own flash; a backing device must be another disk",
+		vcc_ext_err(ext, "%d:%d is a vcache card or this cache's flash: not a backing device",
 			    MAJOR(devt), MINOR(devt));
 		return -EINVAL;
 	}
 	err = vcd_bdev_open_excl(devt, d, &d->bh);
 	if (err) {
-		vcc_ext_err(ext, "cannot open backing device %d:%d exclusively (error %d): is it mounted or in use?",
+		vcc_ext_err(ext, "backing device %d:%d: no exclusive open (error %d): mounted or in use?",
 			    MAJOR(devt), MINOR(devt), err);
 		return err;
 	}
 	snprintf(d->bdev_name, sizeof(d->bdev_name), "%pg", d->bh.bdev);
 	if (bdev_logical_block_size(d->bh.bdev) > c->block_size) {
-		vcc_ext_err(ext, "%s has %u-byte sectors, larger than the cache block size %u",
+		vcc_ext_err(ext, "%s has %u-byte sectors, more than the cache block size %u",
 			    d->bdev_name, bdev_logical_block_size(d->bh.bdev),
 			    c->block_size);
 		err = -EINVAL;
 		goto out_close;
+	}
+	if (hotplug) {
+		struct vc_backing_info bi;
+		u64 now = bdev_nr_sectors(d->bh.bdev);
+
+		if (!vc_cache_backing_info(c->engine, d->id, &bi) &&
+		    bi.in_use && bi.nr_sectors != now) {
+			pr_warn("%s: %s has the identity of %s (%s) but %llu sectors, not %llu: not attached automatically (vcache-config attach it if it is that disk)\n",
+				c->name, d->bdev_name, d->devname, d->ident, now,
+				bi.nr_sectors);
+			vcc_ext_err(ext, "%s: identity of %s, but %llu sectors, not %llu",
+				    d->bdev_name, d->devname, now, bi.nr_sectors);
+			err = -EMEDIUMTYPE;
+			goto out_close;
+		}
 	}
 	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);
@@ -398,8 +464,7 @@ static int vcc_busy(struct vcc_cache *c, struct netlink_ext_ack *ext)
 	lockdep_assert_held(&vcc_lock);
 	if (!c->busy)
 		return 0;
-	vcc_ext_err(ext, "cache %s is writing back for a delete or a detach: try again when it ends (vcache-config show %s shows its dirty data going down)",
-		    c->name, c->name);
+	vcc_ext_err(ext, "%s: writing back for delete/detach, retry later", c->name);
 	return -EBUSY;
 }
 
@@ -528,7 +593,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	if (!vcc_ready)
 		return -EAGAIN;
 	if (!vcc_valid_name(a->name) || !vcc_valid_name(devname)) {
-		vcc_ext_err(ext, "bad name: use 1-%d characters of A-Z a-z 0-9 _ . - (not starting with . or -)",
+		vcc_ext_err(ext, "bad name: 1-%d of A-Z a-z 0-9 _ . - (not starting with . or -)",
 			    VCACHE_NAME_MAX - 1);
 		return -EINVAL;
 	}
@@ -573,7 +638,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	err = -ENOMEM;
 	if (!d)
 		goto out_teardown;
-	err = vcc_dev_plug(d, a->backing_devt, ext);
+	err = vcc_dev_plug(d, a->backing_devt, false, ext);
 	if (err) {
 		kfree(d);
 		goto out_teardown;
@@ -605,9 +670,8 @@ out_free:
 static int vcc_refuse_dirty(struct vcc_cache *c, u64 dirty, const char *what,
 			    const char *flagname, struct netlink_ext_ack *ext)
 {
-	vcc_ext_err(ext, "%s has %llu MiB (%llu bytes) of dirty data not yet on the backing device: run 'vcache-config flush %s' first, or use --flush (write back now) or %s",
-		    what, DIV_ROUND_UP_ULL(dirty, SZ_1M), dirty, c->name,
-		    flagname);
+	vcc_ext_err(ext, "%s: %llu bytes of dirty data: flush %s first, or --flush or %s",
+		    what, dirty, c->name, flagname);
 	return -EBUSY;
 }
 
@@ -708,6 +772,19 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 }
 
 /* ------------------------------------------------------ attach/detach */
+/* Waiting (or detached-dirty) @d comes back as @devt. */
+static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
+			  bool hotplug, struct netlink_ext_ack *ext)
+{
+	int err = vcc_dev_plug(d, devt, hotplug, ext);
+
+	if (!err) {
+		vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
+		vcc_update_state(c);
+	}
+	return err;
+}
+
 int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	       const char *devname, struct netlink_ext_ack *ext)
 {
@@ -735,12 +812,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 				return -EEXIST;
 			}
 			/* a waiting device came back */
-			err = vcc_dev_plug(d, devt, ext);
-			if (!err) {
-				vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
-				vcc_update_state(c);
-			}
-			return err;
+			return vcc_dev_return(c, d, devt, false, ext);
 		}
 	}
 	if (vcc_devt_in_use(devt)) {
@@ -768,7 +840,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	d = vcc_dev_alloc(c, devname, ident);
 	if (!d)
 		return -ENOMEM;
-	err = vcc_dev_plug(d, devt, ext);
+	err = vcc_dev_plug(d, devt, false, ext);
 	if (err) {
 		kfree(d);
 		return err;
@@ -800,7 +872,7 @@ static int vcc_dev_leave(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (c->engine)
 		err = vc_cache_detach(c->engine, d->id, flags);
 	if (err) {
-		vcc_ext_err(ext, "%s: the cache cannot let it go (error %d); its disk is gone, the device stays reserved",
+		vcc_ext_err(ext, "%s: detach failed (error %d): its disk is gone, the device stays reserved",
 			    d->devname, err);
 		vcc_dev_unplug(d);
 		vcc_update_state(c);
@@ -888,10 +960,16 @@ int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext)
 		for (i = 0; i < VC_MAX_BACKING; i++) {
 			struct vcc_dev *d = c->devs[i];
 
-			if (d && (d->state == VCACHE_BS_WAITING ||
-				  d->state == VCACHE_BS_DETACHED_DIRTY) &&
-			    !strcmp(d->ident, ident))
-				return vcc_attach(c, devt, ident, NULL, ext);
+			if (!d || (d->state != VCACHE_BS_WAITING &&
+				   d->state != VCACHE_BS_DETACHED_DIRTY) ||
+			    strcmp(d->ident, ident))
+				continue;
+			if (!c->engine || c->state == VCACHE_STATE_FAILED) {
+				vcc_ext_err(ext, "cache %s is %s: cannot attach",
+					    c->name, vcc_state_name(c->state));
+				return -EIO;
+			}
+			return vcc_dev_return(c, d, devt, true, ext);
 		}
 	}
 	return -ENOENT;
@@ -936,7 +1014,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	if (mask) {
 		err = vc_cache_set_params(c->engine, mask, s->v);
 		if (err) {
-			vcc_ext_err(ext, "refused together: dirty_low must not exceed dirty_high (as percentages, and as bytes when set)");
+			vcc_ext_err(ext, "dirty_low must not exceed dirty_high (as percentages, and as bytes if set)");
 			return err;
 		}
 	}
@@ -952,7 +1030,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 		if (err) {
 			if (err == -EIO)
 				vcc_ext_err(ext,
-					    "cache %s cannot update its metadata (flash errors): mode stays degraded",
+					    "cache %s: metadata not writable (flash errors): mode stays degraded",
 					    c->name);
 			else
 				vcc_ext_err(ext, "mode refused by cache %s",
@@ -962,7 +1040,7 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 	}
 	err = vcc_save_conf(c);
 	if (err) {
-		vcc_ext_err(ext, "cache %s cannot record the settings in the card's table (error %d): nothing changed",
+		vcc_ext_err(ext, "cache %s: settings not recorded on the card (error %d): nothing changed",
 			    c->name, err);
 		if (s->mode >= 0 && s->mode != old_mode)
 			vc_cache_set_mode(c->engine, old_mode);

@@ -166,6 +166,24 @@ bool vcd_card_is_disk(dev_t devt)
 	return card;
 }
 
+int vcc_card_repair(dev_t devt, bool force, struct netlink_ext_ack *ext)
+{
+	struct vcd_card *card = vcd_card_get_by_devt(devt);
+	char msg[128] = "";
+	int err;
+
+	if (!card) {
+		NL_SET_ERR_MSG_FMT(ext, "%d:%d is not the raw disk of a vcache card",
+				   MAJOR(devt), MINOR(devt));
+		return -ENODEV;
+	}
+	err = vcd_space_repair(card, force, msg, sizeof(msg));
+	vcd_card_put(card);
+	if (err && msg[0])
+		NL_SET_ERR_MSG_FMT(ext, "%s", msg);
+	return err;
+}
+
 /* ------------------------------------------------------------- open */
 static void vcc_flash_init_dev(struct vcc_cache *c, struct block_device *b,
 			       u64 size)
@@ -214,8 +232,11 @@ static int vcc_flash_new_region(struct vcc_cache *c, struct vcd_card *card,
 				sizeof(*b), &c->region, err_msg,
 				sizeof(err_msg));
 	if (err) {
-		vcc_ext_err(ext, "cannot give %llu bytes of the card to cache %s: %s (error %d)",
-			    size, c->name, err_msg[0] ? err_msg : "refused", err);
+		if (err_msg[0])
+			vcc_ext_err(ext, "%s", err_msg);
+		else
+			vcc_ext_err(ext, "card refused %llu bytes for cache %s (error %d)",
+				    size, c->name, err);
 		goto out;
 	}
 	vcd_region_get_info(c->region, ri);
@@ -250,7 +271,7 @@ int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 	}
 	err = vcd_bdev_open_excl(devt, c, &c->fh);
 	if (err) {
-		vcc_ext_err(ext, "cannot open cache device %d:%d exclusively (error %d): is it mounted or in use?",
+		vcc_ext_err(ext, "cache device %d:%d: no exclusive open (error %d): mounted or in use?",
 			    MAJOR(devt), MINOR(devt), err);
 		return err;
 	}

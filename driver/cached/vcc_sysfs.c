@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) "vcache: " fmt
 
+#include <linux/capability.h>
 #include <linux/delay.h>
 #include <linux/kobject.h>
 #include <linux/proc_fs.h>
@@ -224,6 +225,7 @@ static void vcc_proc_latency(struct seq_file *m, struct vcc_cache *c)
 
 static int vcc_proc_show_locked(struct seq_file *m, struct vcc_cache *c)
 {
+	bool priv = file_ns_capable(m->file, &init_user_ns, CAP_SYS_ADMIN);
 	u64 *v;
 	int i;
 
@@ -245,10 +247,11 @@ static int vcc_proc_show_locked(struct seq_file *m, struct vcc_cache *c)
 
 		if (!d)
 			continue;
+		/* the identity (what auto-attach matches) only for root */
 		seq_printf(m, "backing%d %s %s %s %s %s %llu\n", i, d->devname,
 			   d->disk ? d->disk->disk_name : "-",
 			   d->state == VCACHE_BS_ATTACHED ? d->bdev_name : "-",
-			   d->ident, vcc_bstate_name(d->state),
+			   priv ? d->ident : "-", vcc_bstate_name(d->state),
 			   vcc_dev_dirty_bytes(c, i));
 	}
 	v = kmalloc_array(VCACHE_S_MAX + 1, sizeof(*v), GFP_KERNEL);
@@ -492,7 +495,10 @@ static struct vcc_attr vcc_info_attrs[] = {
 	  .store = store_mode, .arg = 3 },
 	{ .attr = { .name = "policy", .mode = 0644 }, .show = show_info,
 	  .store = store_mode, .arg = 4 },
-	VCC_RO("backing", 5), VCC_RO("ident", 6), VCC_RO("flash", 7),
+	VCC_RO("backing", 5), VCC_RO("flash", 7),
+	/* what auto-attach matches: root only, as in GET */
+	{ .attr = { .name = "ident", .mode = 0400 }, .show = show_info,
+	  .arg = 6 },
 	VCC_RO("dirty_bytes", 8), VCC_RO("requested_mode", 9),
 };
 

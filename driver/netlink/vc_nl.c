@@ -239,9 +239,13 @@ static int vcnl_put_dev_stats(struct sk_buff *skb, struct vcc_cache *c,
 	return err;
 }
 
-/* @stats: with the device's counters (GET; events go without) */
+/*
+ * @stats: with the device's counters (GET; events go without).  @priv:
+ * the reader has CAP_SYS_ADMIN; only then the identity (what auto-attach
+ * matches) goes in: other users and the events group never see it.
+ */
 static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
-			const struct vcc_dev *d, bool stats)
+			const struct vcc_dev *d, bool stats, bool priv)
 {
 	struct nlattr *n = nla_nest_start(skb, VCACHE_A_BACKING);
 	bool up = d->state == VCACHE_BS_ATTACHED && d->bh.bdev;
@@ -252,7 +256,7 @@ static int vcnl_put_dev(struct sk_buff *skb, struct vcc_cache *c,
 			      up ? (u64)MAJOR(d->bh.bdev->bd_dev) << 32 |
 				   MINOR(d->bh.bdev->bd_dev) : 0,
 			      VCACHE_B_UNSPEC) ||
-	    nla_put_string(skb, VCACHE_B_IDENT, d->ident) ||
+	    (priv && nla_put_string(skb, VCACHE_B_IDENT, d->ident)) ||
 	    nla_put_string(skb, VCACHE_B_DEVNAME, d->devname) ||
 	    (d->disk && nla_put_string(skb, VCACHE_B_DISK, d->disk->disk_name)) ||
 	    (up && nla_put_string(skb, VCACHE_B_BACKING_DISK, d->bdev_name)) ||
@@ -303,10 +307,12 @@ static int vcnl_put_stats(struct sk_buff *skb, struct vcc_cache *c)
 
 /*
  * GET's reply for @c; @dev_stats: with each backing device's counters (a
- * dump leaves them out of a cache that does not fit otherwise).
+ * dump leaves them out of a cache that does not fit otherwise); @priv:
+ * with the identities (vcnl_put_dev()).
  */
 static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
-			   u32 portid, u32 seq, int flags, bool dev_stats)
+			   u32 portid, u32 seq, int flags, bool dev_stats,
+			   bool priv)
 {
 	void *hdr = genlmsg_put(skb, portid, seq, &vcnl_family, flags, cmd);
 	struct vc_cache *e = c->engine;
@@ -342,7 +348,8 @@ static int vcnl_fill_cache(struct sk_buff *skb, struct vcc_cache *c, u8 cmd,
 	if (vcnl_put_stats(skb, c) || vcnl_put_flush(skb, c))
 		goto nospace;
 	for (i = 0; i < VC_MAX_BACKING; i++)
-		if (c->devs[i] && vcnl_put_dev(skb, c, c->devs[i], dev_stats))
+		if (c->devs[i] &&
+		    vcnl_put_dev(skb, c, c->devs[i], dev_stats, priv))
 			goto nospace;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -365,7 +372,9 @@ static int vcnl_get(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&vcc_lock);
 	c = vcnl_cache(info);
 	err = c ? vcnl_fill_cache(msg, c, VCACHE_CMD_GET, info->snd_portid,
-				  info->snd_seq, 0, true) : -ENOENT;
+				  info->snd_seq, 0, true,
+				  netlink_capable(skb, CAP_SYS_ADMIN)) :
+		  -ENOENT;
 	mutex_unlock(&vcc_lock);
 	if (err) {
 		nlmsg_free(msg);
@@ -376,6 +385,7 @@ static int vcnl_get(struct sk_buff *skb, struct genl_info *info)
 
 static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	bool priv = netlink_capable(cb->skb, CAP_SYS_ADMIN);
 	struct vcc_cache *c;
 	long idx = 0, start = cb->args[0];
 	int err = 0;
@@ -386,12 +396,13 @@ static int vcnl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
 				      NETLINK_CB(cb->skb).portid,
-				      cb->nlh->nlmsg_seq, NLM_F_MULTI, true);
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI, true,
+				      priv);
 		if (err && !skb->len)
 			err = vcnl_fill_cache(skb, c, VCACHE_CMD_GET,
 					      NETLINK_CB(cb->skb).portid,
 					      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-					      false);
+					      false, priv);
 		if (err)
 			break;
 	}
@@ -643,6 +654,31 @@ static int vcnl_reset_stats(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+static int vcnl_repair_table(struct sk_buff *skb, struct genl_info *info)
+{
+	u32 flags = info->attrs[VCACHE_A_FLAGS] ?
+		    nla_get_u32(info->attrs[VCACHE_A_FLAGS]) : 0;
+	struct nlattr *dev;
+	dev_t devt;
+
+	if (!vcnl_admin(skb, info))
+		return -EPERM;
+	if (flags & ~VCACHE_F_FORCE) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VCACHE_A_FLAGS],
+				    "REPAIR_TABLE takes only the force flag");
+		return -EINVAL;
+	}
+	dev = vcnl_need(info, VCACHE_A_CACHE_DEV, "the card's raw disk");
+	if (!dev)
+		return -EINVAL;
+	devt = vcnl_devt(nla_get_u64(dev));
+	if (!devt) {
+		NL_SET_ERR_MSG_ATTR(info->extack, dev, "bad device number");
+		return -EINVAL;
+	}
+	return vcc_card_repair(devt, flags & VCACHE_F_FORCE, info->extack);
+}
+
 /* ------------------------------------------------------------ LAT_GET */
 /* Each path: its nest, COUNT, the BUCKETS nest and every bucket. */
 #define VCNL_LAT_SIZE							\
@@ -729,6 +765,7 @@ static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_HOTPLUG, .doit = vcnl_hotplug },
 	{ .cmd = VCACHE_CMD_RESET_STATS, .doit = vcnl_reset_stats },
 	{ .cmd = VCACHE_CMD_LAT_GET, .doit = vcnl_lat_get },
+	{ .cmd = VCACHE_CMD_REPAIR_TABLE, .doit = vcnl_repair_table },
 };
 
 static const struct genl_multicast_group vcnl_mcgrps[] = {
@@ -772,7 +809,7 @@ void vcnl_event(struct vcc_cache *c, enum vcache_event ev,
 	    nla_put_u8(skb, VCACHE_A_STATE, c->state) ||
 	    (err && nla_put_u32(skb, VCACHE_A_ERRNO, (u32)abs(err))) ||
 	    (msg && nla_put_string(skb, VCACHE_A_MESSAGE, msg)) ||
-	    (d && vcnl_put_dev(skb, c, d, false)) ||
+	    (d && vcnl_put_dev(skb, c, d, false, false)) ||
 	    ((ev == VCACHE_EV_FLUSH_PROGRESS || ev == VCACHE_EV_FLUSH_DONE) &&
 	     vcnl_put_flush(skb, c)))
 		goto drop;
@@ -796,4 +833,5 @@ void vcnl_exit(void)
 {
 	WRITE_ONCE(vcnl_registered, false);
 	genl_unregister_family(&vcnl_family);
+	vc_compat_extack_exit();	/* 6.1: no request can use them now */
 }

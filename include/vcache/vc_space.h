@@ -21,9 +21,12 @@
  *    so a power cut during a change leaves the old or the new table.
  *  - Regions are carved downward from below the table (the highest free
  *    extent that fits), VC_SPACE_ALIGN aligned.  The raw disk shows bytes
- *    0 up to the lowest region (up to the table when there is none), so a
- *    region is never writable through it.  A card with no table (neither
- *    copy has the magic) is all raw.
+ *    0 up to the lowest region (up to T when there is none), so a region
+ *    is never writable through it.  A card with no table (neither copy has
+ *    the magic) is raw up to T too: the table's area (T to C) is never
+ *    writable through the raw disk, whatever the state, so no table can be
+ *    planted there.  A table with no valid copy ("damaged") leaves the raw
+ *    disk read-only until `vcache-config repair-table` rewrites it.
  *  - A copy is one 4 KiB header block followed by VC_SPACE_MAX_REGIONS
  *    entry blocks of 4 KiB; unused entries are zero.
  *  - crc32c (Castagnoli, seed ~0, no final inversion) over the whole copy

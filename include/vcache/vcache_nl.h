@@ -26,7 +26,9 @@
  *
  * Rules
  *   - every command that changes something needs CAP_SYS_ADMIN (EPERM);
- *     GET, PID_GET and dumps are open to every user;
+ *     GET, PID_GET and dumps are open to every user, but VCACHE_B_IDENT
+ *     (what auto-attach matches) is only in replies to CAP_SYS_ADMIN
+ *     and never in events;
  *   - errors come back as an errno with an extack message naming what was
  *     wrong (attribute, value, device, state and what to do);
  *   - attributes are validated strictly: unknown attributes, wrong types
@@ -102,8 +104,10 @@ enum vcache_cmd {
 	VCACHE_CMD_PID_GET,
 	/*
 	 * A block device appeared (udev): BACKING (DEV, IDENT).  If a cache
-	 * is waiting for that identity, the device is attached; otherwise
-	 * ENOENT (nothing to do, not an error for the udev rule).
+	 * is waiting for that identity, the device is attached if it also
+	 * has exactly the size recorded for it (EMEDIUMTYPE otherwise: ATTACH
+	 * by hand vouches for it); no one waiting: ENOENT (nothing to do, not
+	 * an error for the udev rule).
 	 */
 	VCACHE_CMD_HOTPLUG,
 	/* Zero the statistics: NAME. */
@@ -116,6 +120,15 @@ enum vcache_cmd {
 	 * Open to every user.
 	 */
 	VCACHE_CMD_LAT_GET,
+	/*
+	 * Rewrite the damaged card-space table of a card (its raw disk in
+	 * CACHE_DEV) as a valid empty one; the raw disk becomes read-write
+	 * again.  Only when the table is damaged (neither copy valid: EINVAL
+	 * otherwise).  EBUSY when a damaged copy still lists caches, unless
+	 * FLAGS has FORCE: those caches are then forgotten (their data stays
+	 * on the card, unreachable, below the raw disk's end).
+	 */
+	VCACHE_CMD_REPAIR_TABLE,
 	__VCACHE_CMD_MAX,
 };
 #define VCACHE_CMD_MAX (__VCACHE_CMD_MAX - 1)
@@ -178,12 +191,15 @@ enum vcache_attr {
  * device.
  */
 #define VCACHE_F_LOAD_CACHE	(1u << 3)
-#define VCACHE_F_ALL		0xfu
+/* REPAIR_TABLE: forget the caches a damaged table still lists. */
+#define VCACHE_F_FORCE		(1u << 4)
+#define VCACHE_F_ALL		0x1fu
 
 enum vcache_backing_attr {
 	VCACHE_B_UNSPEC,
 	VCACHE_B_DEV,		/* u64 major << 32 | minor (0: waiting) */
-	VCACHE_B_IDENT,		/* string, < VCACHE_IDENT_MAX */
+	VCACHE_B_IDENT,		/* string, < VCACHE_IDENT_MAX (reply:
+				 * CAP_SYS_ADMIN only) */
 	VCACHE_B_DEVNAME,	/* string: /dev/vcache/<devname> */
 	VCACHE_B_DISK,		/* string: vcache0 (reply) */
 	VCACHE_B_ID,		/* u32: the engine's id (reply) */

@@ -4,8 +4,11 @@
 # vcache-config through the real kernel path: create, list, show, --json,
 # set of every parameter, mode switch, flush (blocking, background),
 # detach refused with dirty data, delete --flush, PID lists, argument
-# refusals, EPERM for an unprivileged user.  One boot, one card (256 MiB)
-# and the simulated HDD.
+# refusals, EPERM for an unprivileged user; parallel failing requests each
+# get their own extack message; a card-space table written through the raw
+# disk is refused; a damaged table (bad copy A, no copy B) shown by `cards`
+# and rewritten by `repair-table` (refused while it lists a cache, unless
+# --force).  One boot, one card (256 MiB) and the simulated HDD.
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 make -s -C "$TOP/tests/vm/tools" >/dev/null || t_fail "tests/vm/tools build"

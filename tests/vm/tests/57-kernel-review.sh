@@ -7,7 +7,9 @@
 # detached in a loop (no use-after-free), a detach that fails on flash
 # errors then the same disk attached again (not EEXIST), 1 MiB bios
 # while every slab allocation of an engine bio fails (no deadlock), and
-# an open racing delete --flush (refused with ENXIO, nothing lost).
+# an open racing delete --flush (refused with ENXIO, nothing lost),
+# identities hidden from unprivileged readers and auto-attach refusing a
+# disk of another size that carries a copied identity.
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \

@@ -17,7 +17,7 @@ static const struct vcc_name cmd_names[] = {
 	{ "flush", VCC_FLUSH }, { "set", VCC_SET }, { "pid", VCC_PID },
 	{ "list", VCC_LIST }, { "show", VCC_SHOW }, { "hotplug", VCC_HOTPLUG },
 	{ "ident", VCC_IDENT }, { "reset-stats", VCC_RESET_STATS },
-	{ "cards", VCC_CARDS },
+	{ "cards", VCC_CARDS }, { "repair-table", VCC_REPAIR_TABLE },
 	/* aliases */
 	{ "destroy", VCC_DELETE }, { "remove", VCC_DELETE },
 	{ "ls", VCC_LIST }, { "info", VCC_SHOW }, { "status", VCC_SHOW },
@@ -114,6 +114,7 @@ static const unsigned int cmd_opts[VCC_NR_CMDS] = {
 	[VCC_CARDS] = B(O_JSON),
 	[VCC_SHOW] = B(O_JSON) | B(O_ALL),
 	[VCC_HOTPLUG] = B(O_IDENT) | B(O_ALL),
+	[VCC_REPAIR_TABLE] = B(O_FORCE),
 };
 
 /* Settings options of create, as the keys of set. */
@@ -508,6 +509,18 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 		if (take_name(a, p, "cache NAME"))
 			return -1;
 		return no_more(a, p, 1);
+	case VCC_REPAIR_TABLE:
+		if (p->npos < 1)
+			return vcc_usage_err("repair-table: CARD is missing (its raw disk, /dev/vflashN)");
+		if (no_more(a, p, 1) || vcc_dev_open(p->pos[0], &a->cache))
+			return -1;
+		if (!a->cache.is_card || a->cache.partition ||
+		    strncmp(a->cache.name, "vflash", 6))
+			return vcc_usage_err("repair-table: %s (%s) is not the raw disk of a vcache card (/dev/vflashN)",
+					     p->pos[0], a->cache.name);
+		a->has_cache = true;
+		a->force = p->given[O_FORCE];
+		return 0;
 	case VCC_HOTPLUG:
 	case VCC_IDENT:
 		if (a->cmd == VCC_HOTPLUG && p->given[O_ALL]) {

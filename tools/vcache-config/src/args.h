@@ -12,7 +12,7 @@
 enum vcc_cmd {
 	VCC_CREATE, VCC_ATTACH, VCC_DETACH, VCC_DELETE, VCC_FLUSH, VCC_SET,
 	VCC_PID, VCC_LIST, VCC_SHOW, VCC_HOTPLUG, VCC_IDENT, VCC_RESET_STATS,
-	VCC_CARDS,
+	VCC_CARDS, VCC_REPAIR_TABLE,
 	VCC_NR_CMDS
 };
 
@@ -33,7 +33,8 @@ struct vcc_args {
 	u32 flags;			/* VCACHE_F_* */
 	bool background, json;
 	bool all;			/* hotplug --all; show --all */
-	bool force;			/* create: over an existing cache */
+	bool force;			/* create: over an existing cache;
+					 * repair-table: forget listed caches */
 	bool help, version;		/* --help [COMMAND], --version */
 	const char *help_cmd;
 	/* pid */

@@ -27,6 +27,7 @@ struct card_region {
 
 struct card {
 	char disk[32], serial[64], model[64], fw[32], state[16], table[16];
+	char damage[2][24];		/* why each copy is unusable */
 	bool has_cap, has_raw, has_health;
 	u64 capacity, lba, raw;
 	unsigned int nregions;
@@ -89,6 +90,9 @@ static void read_space(const char *dir, struct card *c)
 			   c->table, &raw) == 2) {
 			c->raw = raw;
 			c->has_raw = true;
+		} else if (sscanf(line, "damaged copy_a %23s copy_b %23s",
+				  c->damage[0], c->damage[1]) == 2) {
+			continue;
 		} else if (c->nregions < 16) {
 			unsigned long long s, b, bs;
 
@@ -183,6 +187,13 @@ static void print_json(const struct card *cards, unsigned int n)
 		json_object_object_add(j, "lba_size_bytes", num_or_null(c->lba, (long long)c->lba));
 		json_object_object_add(j, "table", str_or_null(c->table));
 		json_object_object_add(j, "raw_size_bytes", num_or_null(c->has_raw, (long long)c->raw));
+		if (c->damage[0][0]) {
+			json_object *d = json_object_new_object();
+
+			json_object_object_add(d, "copy_a", json_object_new_string(c->damage[0]));
+			json_object_object_add(d, "copy_b", json_object_new_string(c->damage[1]));
+			json_object_object_add(j, "table_damage", d);
+		}
 		for (k = 0; k < c->nregions; k++) {
 			const struct card_region *r = &c->region[k];
 			json_object *rj = json_object_new_object();
@@ -227,6 +238,11 @@ static void print_text(const struct card *cards, unsigned int n)
 		       c->has_raw ? vcc_human(c->raw, b, sizeof(b)) : "-",
 		       c->table[0] ? c->table : "-", c->nregions,
 		       c->nregions == 1 ? "" : "s");
+		if (c->damage[0][0])
+			printf("  card-space table damaged (copy A: %s, copy B: %s): the raw disk is\n"
+			       "  read-only and no cache on this card can be loaded; rewrite it with\n"
+			       "  vcache-config repair-table /dev/%s\n",
+			       c->damage[0], c->damage[1], c->disk);
 		for (k = 0; k < c->nregions; k++)
 			printf("    cache %s: %s at %llu%s\n", c->region[k].name,
 			       vcc_human(c->region[k].bytes, a, sizeof(a)),

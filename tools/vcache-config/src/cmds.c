@@ -645,3 +645,35 @@ int vcc_cmd_reset_stats(struct vcc_nl *nl, struct vcc_args *a)
 	snprintf(what, sizeof(what), "reset-stats of cache %s", a->name);
 	return vcc_nl_do(nl, msg, what, NULL);
 }
+
+int vcc_cmd_repair_table(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg = vcc_nl_msg(nl, VCACHE_CMD_REPAIR_TABLE, 0);
+	char what[160];
+	size_t n;
+	int err = 0;
+
+	if (!msg || nla_put_u64(msg, VCACHE_A_CACHE_DEV,
+				vcc_devnum(a->cache.major, a->cache.minor)) ||
+	    (a->force && nla_put_u32(msg, VCACHE_A_FLAGS, VCACHE_F_FORCE))) {
+		nlmsg_free(msg);
+		return NOMEM();
+	}
+	snprintf(what, sizeof(what), "repair-table %s%s", a->cache.name,
+		 a->force ? " --force" : "");
+	if (vcc_nl_do(nl, msg, what, &err)) {
+		n = strlen(vcc_errbuf);
+		if (err == EBUSY)
+			snprintf(vcc_errbuf + n, sizeof(vcc_errbuf) - n,
+				 "\n  --force writes an empty table and forgets these caches: their data stays on the card, but no cache can be loaded from it any more and the raw disk %s may overwrite it",
+				 a->cache.name);
+		else if (err == EINVAL)
+			snprintf(vcc_errbuf + n, sizeof(vcc_errbuf) - n,
+				 "\n  (only a damaged table is rewritten: see vcache-config cards)");
+		return -1;
+	}
+	printf("%s: card-space table rewritten, empty%s; the raw disk is read-write\n",
+	       a->cache.name,
+	       a->force ? " (any cache the damaged table listed is forgotten)" : "");
+	return 0;
+}

@@ -81,6 +81,12 @@ static const struct command commands[] = {
 	  "Every vcache card: serial, model, firmware, capacity, the card-space\n"
 	  "table and its cache regions, health (percent used, media errors, unsafe\n"
 	  "shutdowns, power cycles, temperature), from sysfs." },
+	{ VCC_REPAIR_TABLE, vcc_cmd_repair_table, true, "repair-table CARD [--force]",
+	  "Rewrite the damaged card-space table of CARD (/dev/vflashN; `cards`\n"
+	  "says \"damaged\") as a valid empty one: the raw disk becomes writable\n"
+	  "again.  Refused (exit 4) while a damaged copy still lists caches;\n"
+	  "--force forgets them: their data stays on the card but no cache can\n"
+	  "be loaded from it, and the raw disk may overwrite it." },
 	{ VCC_IDENT, vcc_cmd_ident, false, "ident DEV",
 	  "Print the identity by which vcache recognises DEV across reboots." },
 };

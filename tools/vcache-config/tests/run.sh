@@ -134,7 +134,8 @@ expect help_unknown 2 "unknown command 'nope'" "$VC" help nope
 for a in "create" "create db" "create db --cache" "attach db" \
 	 "detach db --flush --keep-dirty" "delete db --flush --discard-dirty" \
 	 "flush" "flush db --keep-dirty" "set db" "set db x=1" "pid db" \
-	 "pid db allow add 0" "list x" "show" "hotplug" "ident" "reset-stats"; do
+	 "pid db allow add 0" "list x" "show" "hotplug" "ident" "reset-stats" \
+	 "repair-table"; do
 	# shellcheck disable=SC2086
 	expect "refused: $a" 2 "" "$VC" $a
 done
@@ -233,6 +234,13 @@ device_tests() {
 	expect attach_card 2 "is a vcache card" "$VC" attach db --backing "$D/vflash0"
 	expect hotplug_no_identity 0 "" "$VC" hotplug "$D/loop5"
 	expect hotplug_card 0 "" "$VC" hotplug "$D/vflash0"
+	expect repair_not_card 2 "not the raw disk of a vcache card" "$VC" repair-table "$D/sdb"
+	expect repair_partition 2 "not the raw disk of a vcache card" "$VC" repair-table "$D/vflash0p1"
+	expect repair_two 2 "" "$VC" repair-table "$D/vflash0" "$D/vflash0"
+	expect repair_opt 2 "" "$VC" repair-table "$D/vflash0" --flush
+	if dry "$VC" repair-table "$D/vflash0" | grep -qx "REPAIR_TABLE cache_dev=250:0" &&
+	   dry "$VC" repair-table --force "$D/vflash0" | grep -qx "REPAIR_TABLE cache_dev=250:0 flags=16/u32"
+	then ok dry_repair_table; else bad dry_repair_table; fi
 	expect hotplug_gone 0 "" "$VC" hotplug "$D/nope"
 
 	# --------------------------- requests as sent (dry run, fake kernel)
@@ -466,7 +474,7 @@ done
 # every command, parameter and statistic of the header is in the man page
 missing=
 for w in create attach detach delete flush set pid list show hotplug ident \
-	 reset-stats cards $(sed -n 's/^\tX([A-Z_0-9]*, \([a-z_0-9]*\)).*/\1/p' \
+	 reset-stats cards repair-table table_damage $(sed -n 's/^\tX([A-Z_0-9]*, \([a-z_0-9]*\)).*/\1/p' \
 		"$top/include/vcache/vcache_nl.h"); do
 	grep -qs "$w" "$top/man/vcache-config.8" || missing="$missing $w"
 done
@@ -485,12 +493,16 @@ for kv in percent_used=2 media_errors=7 unsafe_shutdowns=1 power_cycles=4 temper
 done
 echo dead >"$CS/class/block/vflash10/device/state"
 echo resetting >"$CS/class/block/vflash2/device/state"
+printf 'table damaged generation 0 regions 0 raw_bytes 267124736\ndamaged copy_a checksum copy_b none\n' \
+	>"$CS/class/block/vflash2/device/space"
 out=$(VCACHE_SYSFS_ROOT=$CS VCACHE_NL_FORBID=1 "$VC" cards 2>&1)
 if grep -q "^vflash0  serial VC0001  model vcache-sim  firmware 1.0  live$" <<<"$out" &&
    grep -q "capacity 256.0 MiB, raw disk 190.0 MiB, card-space table ok, 1 region$" <<<"$out" &&
    grep -q "cache db: 64.0 MiB at 199229440$" <<<"$out" &&
    grep -q "health: 2% used, 7 media errors, 1 unsafe shutdowns, 4 power cycles, 35 C$" <<<"$out" &&
    grep -q "health: not available" <<<"$out" &&
+   grep -q "card-space table damaged (copy A: checksum, copy B: none)" <<<"$out" &&
+   grep -q "vcache-config repair-table /dev/vflash2$" <<<"$out" &&
    [ "$(grep -o '^vflash[0-9]*' <<<"$out" | tr '\n' ' ')" = "vflash0 vflash2 vflash10 " ]; then
 	ok cards_text
 else
@@ -505,6 +517,8 @@ assert a["serial"] == "VC0001" and a["capacity_bytes"] == 268435456 and a["raw_s
 assert a["regions"] == [{"name": "db", "start_bytes": 199229440, "size_bytes": 67108864,
                          "block_size_bytes": 4096, "open": True}], a["regions"]
 assert (a["percent_used"], a["media_errors"], a["unsafe_shutdowns"], a["temperature_c"]) == (2, 7, 1, 35)
+assert c[1]["table"] == "damaged" and c[1]["table_damage"] == {"copy_a": "checksum", "copy_b": "none"}, c[1]
+assert "table_damage" not in a
 b = c[2]
 assert b["state"] == "dead" and b["serial"] is None and b["percent_used"] is None and b["regions"] == []
 assert set(a) == set(b), (set(a) ^ set(b))'
