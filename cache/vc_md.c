@@ -801,7 +801,7 @@ static bool unit0_padding_zero(struct vc_dev *cdev, u32 usec)
 	struct vc_buf *b = vc_buf_alloc((usec - 1) * VC_SECTOR_SIZE,
 					VC_GFP_KERNEL);
 	u8 sec[64];
-	bool zero = b != NULL;
+	bool zero = !!b;
 	u32 off;
 
 	if (zero && vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, 1,
@@ -828,7 +828,7 @@ static bool unit0_padding_zero(struct vc_dev *cdev, u32 usec)
  * rather than "no vcache metadata".
  */
 static const u64 sb_where[] = VC_SB_CANDIDATES;
-#define SB_WHERE	((int)(sizeof(sb_where) / sizeof(sb_where[0])))
+#define SB_WHERE	((int)VC_ARRAY_SIZE(sb_where))
 
 int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		  size_t errlen)
