@@ -187,10 +187,8 @@ static int cache_init(struct vc_cache *c)
 					  (enum vc_pid_mode)c->params[VC_P_PID_MODE]);
 	if (err)
 		return err;
-	c->md_sectors = vc_div_u64(c->nr_blocks + VC_RECS_PER_SECTOR - 1,
-				   VC_RECS_PER_SECTOR);
-	c->md_started = vc_large_zalloc(sizeof(u16) * c->md_sectors);
-	c->md_flags = vc_large_zalloc(c->md_sectors);
+	c->md_started = vc_large_zalloc(sizeof(u16) * c->md_units);
+	c->md_flags = vc_large_zalloc(c->md_units);
 	if (!c->md_started || !c->md_flags)
 		return -ENOMEM;
 	err = vc_commit_init(c);
@@ -204,29 +202,39 @@ static int cache_init(struct vc_cache *c)
 	return vc_map_alloc(c);
 }
 
-/* Format @version's layout (a version 1 cache is rewritten as 2). */
-static void set_geometry(struct vc_cache *c, u32 version, u32 block_size,
-			 u64 nr_blocks)
+/*
+ * Format @version's layout (a version 1 cache is rewritten as 2), with
+ * metadata units of @md_unit bytes (version 4).
+ */
+static void set_geometry(struct vc_cache *c, u32 version, u32 md_unit,
+			 u32 block_size, u64 nr_blocks)
 {
-	u64 bsec = block_size >> VC_SECTOR_SHIFT;
+	u64 bsec = block_size >> VC_SECTOR_SHIFT, align;
 
 	c->version = version < 2 ? 2 : version;
-	c->sb2_sector = vc_fmt_sb2_sector(c->version);
-	c->devtab_sector = vc_fmt_devtab_sector(c->version);
+	c->md_unit = c->version >= 4 ? md_unit : 0;
+	c->md_usec = vc_fmt_unit_sectors(c->version, c->md_unit);
+	c->md_recs = c->md_usec * VC_RECS_PER_SECTOR;
+	c->sb2_sector = vc_fmt_sb2_sector(c->version, c->md_unit);
+	c->devtab_sector = vc_fmt_devtab_sector(c->version, c->md_unit);
 	c->block_size = block_size;
 	c->block_sectors = (u32)bsec;
 	c->block_shift = log2_u32(block_size);
 	c->nr_blocks = nr_blocks;
-	c->md_start = vc_fmt_md_start(c->version);
-	c->md_sectors = vc_div_u64(nr_blocks + VC_RECS_PER_SECTOR - 1,
-				   VC_RECS_PER_SECTOR);
-	c->data_start = (c->md_start + c->md_sectors + bsec - 1) & ~(bsec - 1);
+	c->md_start = vc_fmt_md_start(c->version, c->md_unit);
+	c->md_sectors = vc_fmt_md_sectors(c->version, c->md_unit, nr_blocks);
+	c->md_units = vc_div_u64(c->md_sectors + c->md_usec - 1, c->md_usec);
+	align = c->version >= 4 ? vc_max_u64(bsec, c->md_usec) : bsec;
+	c->data_start = (c->md_start + c->md_sectors + align - 1) &
+			~(align - 1);
 }
 
 int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		    struct vc_cache **out)
 {
-	u64 fit = vc_cache_blocks_for(cdev->nr_sectors, cfg->block_size);
+	u32 unit = vc_md_unit_for(cdev);
+	u64 fit = vc_cache_blocks_for_unit(cdev->nr_sectors, cfg->block_size,
+					   unit);
 	struct vc_cache *c;
 	struct vc_sb old;
 	char why[128];
@@ -239,6 +247,12 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		vc_log_err("cannot create a cache: %s", why);
 		return err;
 	}
+	if (!unit) {
+		vc_log_err("cannot create a cache: %s has %u-byte physical blocks, more than the %u bytes a metadata write can be",
+			   cdev->name, cdev->physical_block_size,
+			   VC_MD_UNIT_MAX);
+		return -EINVAL;
+	}
 	if (!fit || cfg->mode >= VC_NR_MODES || cfg->policy >= VC_NR_POLICIES ||
 	    (cfg->flags & ~VC_CFG_NODATA) || params_check(cfg->params.v) ||
 	    vc_strnlen(cfg->label, sizeof(cfg->label)) == sizeof(cfg->label))
@@ -250,7 +264,7 @@ int vc_cache_create(struct vc_dev *cdev, const struct vc_cache_config *cfg,
 		return -ENOMEM;
 	c->cdev = cdev;
 	c->flags = cfg->flags;
-	set_geometry(c, VC_FORMAT_VERSION, cfg->block_size,
+	set_geometry(c, VC_FORMAT_VERSION, unit, cfg->block_size,
 		     cfg->nr_blocks ? cfg->nr_blocks : fit);
 	c->set_shift = VC_SET_SHIFT;
 	vc_atomic_set(&c->mode, (int)cfg->mode);
@@ -302,8 +316,9 @@ int vc_cache_load(struct vc_dev *cdev, u32 flags, struct vc_cache **out,
 		return -ENOMEM;
 	c->cdev = cdev;
 	c->flags = flags & VC_CFG_NODATA;
-	set_geometry(c, vc_le32_to_cpu(sb.version), vc_le32_to_cpu(sb.block_size),
-		     vc_le64_to_cpu(sb.nr_blocks));
+	set_geometry(c, vc_le32_to_cpu(sb.version), vc_le32_to_cpu(sb.md_unit),
+		     vc_le32_to_cpu(sb.block_size), vc_le64_to_cpu(sb.nr_blocks));
+	vc_md_check_unit(c);
 	c->data_start = vc_le64_to_cpu(sb.data_start);
 	c->nonce = vc_le32_to_cpu(sb.nonce);
 	c->set_shift = vc_le32_to_cpu(sb.set_shift);

@@ -882,6 +882,15 @@ static void batch_flush(struct vc_cache *c)
 	for (d = 0; d < VC_MAX_BACKING; d++) {
 		if (!(c->batch_dev_mask & (1u << d)))
 			continue;
+		if (!c->bdev[d].dev) {
+			/*
+			 * Detached while the batch's other runs were in
+			 * flight: no FLUSH made its writes durable, so its
+			 * blocks stay dirty.
+			 */
+			f->err[d] = -ENODEV;
+			continue;
+		}
 		vc_atomic_inc(&f->pending);
 		vc_stat_add(VC_DSTAT(c, d, wb_flushes), 1);
 		f->io[d].dev = c->bdev[d].dev;

@@ -8,23 +8,24 @@
  * block dirty is acknowledged as soon as its data is on the cache device;
  * its DIRTY record is written by the next commit: one cache FLUSH (making
  * the data of every write acknowledged before it durable), then every
- * record sector dirtied since the last commit, with FUA and no PREFLUSH
+ * record unit (vc_format.h: the cache device's physical block) dirtied
+ * since the last commit, with FUA and no PREFLUSH
  * (the dm-writecache model).  A host FLUSH (or PREFLUSH write) waits for
  * the commit that starts after it arrived, which covers every write
  * acknowledged before it; commits are serialised.  A commit also starts
- * when many sectors wait, and on a timer (commit_ms) so that a crash
+ * when many units wait, and on a timer (commit_ms) so that a crash
  * loses at most that much of unflushed write-back data's records.
  *
  * A DIRTY record must never be durable before the data it points to.
  * Every cache FLUSH the engine issues (explicit, or a record write's
- * PREFLUSH) gets a number; a record sector remembers the number of the
+ * PREFLUSH) gets a number; a record unit remembers the number of the
  * last flush issued before its newest dirty mark (the mark comes after
- * the data write completed).  A record write of the sector can skip the
+ * the data write completed).  A record write of the unit can skip the
  * PREFLUSH once a flush with a higher number completed.
  */
 #include "vc_internal.h"
 
-#define COMMIT_EARLY	1024	/* sectors waiting that start a commit now */
+#define COMMIT_EARLY	1024	/* record units waiting that start a commit now */
 #define COMMIT_RETRY_MS	100	/* at least this between failed commits */
 
 static bool test_bit64(const u64 *map, u64 i)
@@ -51,7 +52,7 @@ void vc_cflush_done(struct vc_cache *c, u32 n)
 }
 
 /*
- * A block of record sector @idx becomes dirty; its data write completed.
+ * A block of record unit @idx becomes dirty; its data write completed.
  * Call before the block's word says DIRTY: a record write that sees the
  * word must see the mark too.
  */
@@ -65,7 +66,7 @@ void vc_md_note_dirty(struct vc_cache *c, u64 idx)
 	vc_smp_mb();
 }
 
-/* Must a write of record sector @idx, already built, carry a PREFLUSH? */
+/* Must a write of record unit @idx, already built, carry a PREFLUSH? */
 bool vc_md_needs_preflush(struct vc_cache *c, u64 idx)
 {
 	u32 li = (u32)(idx % VC_MD_LOCKS), gen;
@@ -86,7 +87,7 @@ static void commit_finish(struct vc_cache *c);
  */
 void vc_md_defer(struct vc_cache *c, u32 blk)
 {
-	u64 idx = blk / VC_RECS_PER_SECTOR;
+	u64 idx = vc_md_unit_of(c, blk);
 	bool first = false, early;
 
 	vc_spin_lock(&c->commit_lock);
@@ -141,7 +142,7 @@ void vc_commit_work_fn(vc_work_t *wk)
 	vc_commit_request(c, NULL, false);
 }
 
-/* Issue the taken sectors' record writes, a bounded number at a time. */
+/* Issue the taken units' record writes, a bounded number at a time. */
 static void commit_issue(struct vc_cache *c)
 {
 	for (;;) {
@@ -150,15 +151,15 @@ static void commit_issue(struct vc_cache *c)
 		u64 idx;
 
 		vc_spin_lock(&c->commit_lock);
-		while (c->commit_pos < c->md_sectors &&
+		while (c->commit_pos < c->md_units &&
 		       !(c->commit_take[c->commit_pos / 64] >>
 			 (c->commit_pos % 64)))
 			c->commit_pos = (c->commit_pos | 63) + 1;
-		while (c->commit_pos < c->md_sectors &&
+		while (c->commit_pos < c->md_units &&
 		       !test_bit64(c->commit_take, c->commit_pos))
 			c->commit_pos++;
-		if (c->commit_pos >= c->md_sectors || !c->commit_free_nr) {
-			if (c->commit_pos >= c->md_sectors &&
+		if (c->commit_pos >= c->md_units || !c->commit_free_nr) {
+			if (c->commit_pos >= c->md_units &&
 			    !c->commit_inflight && !c->commit_finishing) {
 				c->commit_finishing = true;
 				finish = true;
@@ -190,7 +191,7 @@ void vc_commit_md_end(struct vc_md_waiter *mw, int err)
 	c->commit_inflight--;
 	if (err) {
 		/*
-		 * The sector's DIRTY records are not durable: it waits for
+		 * The unit's DIRTY records are not durable: it waits for
 		 * the next commit again, so that no later FLUSH or FUA write
 		 * finds "nothing pending" (the error sticks until a commit
 		 * wrote it).
@@ -212,17 +213,17 @@ static void commit_flush_end(struct vc_dev_io *io, int err)
 	u64 i;
 
 	if (err) {
-		/* nothing was written: the sectors wait for the next commit */
+		/* nothing was written: the units wait for the next commit */
 		vc_cache_write_failed(c, err, "cache flush failed");
 		vc_spin_lock(&c->commit_lock);
 		c->commit_err = err;
-		for (i = 0; i < (c->md_sectors + 63) / 64; i++) {
+		for (i = 0; i < (c->md_units + 63) / 64; i++) {
 			c->commit_nr += vc_popcount64(c->commit_take[i] &
 						      ~c->commit_pend[i]);
 			c->commit_pend[i] |= c->commit_take[i];
 			c->commit_take[i] = 0;
 		}
-		c->commit_pos = c->md_sectors;
+		c->commit_pos = c->md_units;
 		vc_spin_unlock(&c->commit_lock);
 	} else {
 		vc_cflush_done(c, c->commit_fno);
@@ -250,7 +251,7 @@ static void commit_run(struct vc_cache *c)
 	vc_spin_unlock(&c->commit_lock);
 	vc_stat_add(VC_STAT(c, commits), 1);
 	if (!flush) {
-		c->commit_pos = c->md_sectors;
+		c->commit_pos = c->md_units;
 		commit_issue(c);
 		return;
 	}
@@ -283,7 +284,7 @@ static void commit_finish(struct vc_cache *c)
 	}
 	again = (c->commit_waiters || c->commit_flush_wanted ||
 		 c->commit_nr >= COMMIT_EARLY) && !c->commit_stop;
-	/* failed sectors are retried on the timer, not in a loop */
+	/* failed units are retried on the timer, not in a loop */
 	retry = !again && err && c->commit_nr && !c->commit_stop;
 	c->commit_running = false;
 	vc_spin_unlock(&c->commit_lock);
@@ -340,12 +341,12 @@ bool vc_commit_idle(struct vc_cache *c)
 
 int vc_commit_init(struct vc_cache *c)
 {
-	u64 words = (c->md_sectors + 63) / 64;
+	u64 words = (c->md_units + 63) / 64;
 	u32 i;
 
 	c->commit_pend = vc_large_zalloc(words * sizeof(u64));
 	c->commit_take = vc_large_zalloc(words * sizeof(u64));
-	c->md_markgen = vc_large_zalloc(c->md_sectors * sizeof(u32));
+	c->md_markgen = vc_large_zalloc(c->md_units * sizeof(u32));
 	if (!c->commit_pend || !c->commit_take || !c->md_markgen)
 		return -ENOMEM;
 	for (i = 0; i < VC_COMMIT_SLOTS; i++) {

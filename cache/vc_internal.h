@@ -82,7 +82,7 @@
  *   ctl_mutex   (sleeping) control operations: mode/policy changes, attach,
  *               detach, flush start, shutdown.
  *   set->lock   the set's words/links/heads/ghost, its counters.
- *   md_lock[i]  metadata sectors s with s % VC_MD_LOCKS == i: md_started,
+ *   md_lock[i]  record units s with s % VC_MD_LOCKS == i: md_started,
  *               md_done, md_flags, and waiter bucket i.
  *   clean_lock  the cleaner's batch state (runs, in-flight count).
  *   defer_lock  the deferred request list.
@@ -164,10 +164,10 @@ static inline u64 vc_hash64(u64 k)
 struct vc_req;
 struct vc_clean_flush;
 
-/* A waiter for a metadata sector write. */
+/* A waiter for a record unit write. */
 struct vc_md_waiter {
 	struct vc_md_waiter *next;
-	u64 sector;		/* index of the record sector */
+	u64 sector;		/* index of the record unit */
 	u16 target;		/* write number that satisfies it */
 	void (*fn)(struct vc_md_waiter *w, int err);
 };
@@ -321,6 +321,14 @@ struct vc_cache {
 	u32 version;		/* on-flash format (vc_format.h) */
 	u8 label[VC_LABEL_LEN];	/* the cache's name (format 3) */
 	u64 sb2_sector, devtab_sector;	/* where this version has them */
+	/*
+	 * Metadata goes to the cache device in units of md_usec sectors,
+	 * aligned (vc_format.h): the superblock and the device table a unit
+	 * at a time, records by "record unit" (md_recs records in md_usec
+	 * record sectors).  md_unit is the superblock's field (version 4).
+	 */
+	u32 md_unit, md_usec, md_recs;
+	u64 md_units;		/* record units: md_sectors / md_usec, rounded up */
 
 	/* mode: requested by the admin, and degradation level */
 	vc_atomic_t mode;	/* enum vc_mode requested */
@@ -340,14 +348,14 @@ struct vc_cache {
 	u8 *ghost_mem;
 	u64 heads_total, ghost_total;
 
-	/* metadata sectors */
+	/* record units (indexed 0 .. md_units - 1) */
 	vc_spinlock_t md_lock[VC_MD_LOCKS];
 	struct vc_md_waiter *md_waiters[VC_MD_LOCKS];
 	u16 *md_started;
 	u32 *md_markgen;	/* cflush_issued at the newest dirty mark */
 	u8 *md_flags;
 	vc_atomic_t md_inflight;
-	vc_atomic_t md_failed;	/* record sectors whose last write failed */
+	vc_atomic_t md_failed;	/* record units whose last write failed */
 	vc_waitq_t md_wq;		/* md writes completed */
 
 	/*
@@ -550,6 +558,12 @@ static inline u64 vc_word(struct vc_cache *c, u32 blk)
 	return vc_load_u64(&c->words[blk]);
 }
 
+/* The record unit holding the record of block @blk. */
+static inline u64 vc_md_unit_of(struct vc_cache *c, u32 blk)
+{
+	return blk / c->md_recs;
+}
+
 static inline struct vc_set *vc_set_of_blk(struct vc_cache *c, u32 blk)
 {
 	/* sets differ in size by at most one: find by division, then fix */
@@ -571,6 +585,8 @@ int vc_md_load(struct vc_cache *c, const struct vc_sb *sb, bool salvage,
 int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		  size_t errlen);
 int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen);
+u32 vc_md_unit_for(struct vc_dev *cdev);
+void vc_md_check_unit(struct vc_cache *c);
 int vc_md_write_sb(struct vc_cache *c, bool clean);
 int vc_md_write_dev(struct vc_cache *c, u32 id);
 int vc_md_write_all(struct vc_cache *c);

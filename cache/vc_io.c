@@ -915,7 +915,7 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
 		if (lazy)
 			w &= ~B_BUSY;
-		vc_md_note_dirty(c, r->blk / VC_RECS_PER_SECTOR);
+		vc_md_note_dirty(c, vc_md_unit_of(c, r->blk));
 		vc_block_set_word(c, s, r->blk, w);
 		vc_spin_unlock(&s->lock);
 		vc_cache_kick_cleaner_if_needed(c);

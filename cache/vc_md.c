@@ -9,7 +9,7 @@
 #define MDF_DIRTY	2
 #define MDF_FAILED	4	/* last write failed: retried by the cleaner */
 #define MD_NOMEM_RETRY_NS	10000000ULL	/* 10 ms */
-#define MD_CHUNK	128	/* sectors per bulk metadata I/O */
+#define MD_CHUNK	128	/* sectors per bulk metadata I/O (>= a unit) */
 
 /* ------------------------------------------------------ synchronous I/O */
 struct sync_io {
@@ -111,7 +111,17 @@ static void build_rec_sector(struct vc_cache *c, u64 idx,
 	rs->crc = vc_cpu_to_le32(rec_crc(c, rs));
 }
 
-/* -------------------------------------------------- async sector writes */
+/* Fill @rs[0 .. md_usec - 1] with the record sectors of unit @idx. */
+static void build_rec_unit(struct vc_cache *c, u64 idx,
+			   struct vc_rec_sector *rs)
+{
+	u32 i;
+
+	for (i = 0; i < c->md_usec; i++)
+		build_rec_sector(c, idx * c->md_usec + i, &rs[i]);
+}
+
+/* ---------------------------------------------------- async unit writes */
 struct md_write {
 	struct vc_cache *c;
 	u64 idx;
@@ -119,21 +129,25 @@ struct md_write {
 	u32 flushno;		/* its PREFLUSH's number, 0 = none */
 	struct vc_dev_io io;
 	struct vc_buf buf;	/* over rs */
-	struct vc_rec_sector rs;
+	struct vc_rec_sector *rs;	/* md_usec sectors, after the struct */
 };
+
+/* The records of a pooled md_write start 512-byte aligned after it. */
+#define MD_WRITE_HDR	((sizeof(struct md_write) + VC_SECTOR_SIZE - 1) & \
+			 ~(size_t)(VC_SECTOR_SIZE - 1))
 
 static void md_submit(struct vc_cache *c, u64 idx, u16 num);
 
 /*
- * Write number @num of record sector @idx finished.  @rs is what it wrote
- * (NULL if nothing was written).  On success, blocks written as not dirty
- * lose FLASHDIRTY and tombstones go.  On failure the sector is marked
- * FAILED (retried from the cleaner's tick and by the next request that
- * needs it), tombstones in it stay in the hash but lose BUSY ("failed
- * tombstones": never served, never reused; a request for their backing
- * block retries the record write and fails with EIO if it fails again, so
- * nothing is acknowledged that the stale record could undo), and the cache
- * degrades.  A write that failed for lack of memory (-ENOMEM) is no device
+ * Write number @num of record unit @idx finished.  @rs is what it wrote
+ * (its md_usec sectors; NULL if nothing was written).  On success, blocks
+ * written as not dirty lose FLASHDIRTY and tombstones go.  On failure the
+ * unit is marked FAILED (retried from the cleaner's tick and by the next
+ * request that needs it), tombstones in it stay in the hash but lose
+ * BUSY ("failed tombstones": never served, never reused; a request for
+ * their backing block retries the record write and fails with EIO if it
+ * fails again, so nothing is acknowledged that the stale record could
+ * undo), and the cache degrades.  A write that failed for lack of memory (-ENOMEM) is no device
  * error: its waiters keep waiting and it is retried shortly.
  */
 static void md_complete(struct vc_cache *c, u64 idx, u16 num,
@@ -141,7 +155,7 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 {
 	u32 li = (u32)(idx % VC_MD_LOCKS), i;
 	struct vc_md_waiter *done = NULL, **pp, *w;
-	u64 first = idx * VC_RECS_PER_SECTOR;
+	u64 first = idx * c->md_recs;
 	bool again = false, tomb = false, nomem = err == -ENOMEM;
 	u16 next = 0;
 
@@ -149,14 +163,16 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		vc_stat_add(VC_STAT(c, cache_write_errors), 1);
 		vc_degrade(c, "metadata write failed");
 	}
-	for (i = 0; i < VC_RECS_PER_SECTOR && !nomem; i++) {
+	for (i = 0; i < c->md_recs && !nomem; i++) {
 		u32 blk = (u32)(first + i);
 		struct vc_set *s;
 		u64 wd;
 
 		if (first + i >= c->nr_blocks)
 			break;
-		if (!err && (vc_le64_to_cpu(rs->rec[i]) & VC_REC_DIRTY))
+		if (!err && (vc_le64_to_cpu(rs[i / VC_RECS_PER_SECTOR]
+					    .rec[i % VC_RECS_PER_SECTOR]) &
+			     VC_REC_DIRTY))
 			continue;
 		if (!(vc_word(c, blk) & B_FLASHDIRTY))
 			continue;
@@ -256,19 +272,21 @@ static void md_end(struct vc_dev_io *io, int err)
 
 	if (!err && mw->flushno)
 		vc_cflush_done(c, mw->flushno);
-	md_complete(c, idx, num, &mw->rs, err);
+	md_complete(c, idx, num, mw->rs, err);
 	vc_mempool_free(&c->md_pool, mw);
 }
 
 static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 {
 	struct md_write *mw = vc_mempool_alloc(&c->md_pool);	/* never NULL */
+	u32 len = c->md_usec * VC_SECTOR_SIZE;
 
 	mw->c = c;
 	mw->idx = idx;
 	mw->num = num;
-	build_rec_sector(c, idx, &mw->rs);
-	vc_buf_init_mem(&mw->buf, &mw->rs, sizeof(mw->rs));
+	mw->rs = (struct vc_rec_sector *)((u8 *)mw + MD_WRITE_HDR);
+	build_rec_unit(c, idx, mw->rs);
+	vc_buf_init_mem(&mw->buf, mw->rs, len);
 	vc_memset(&mw->io, 0, sizeof(mw->io));
 	mw->io.dev = c->cdev;
 	mw->io.op = VC_DEV_WRITE;
@@ -278,13 +296,13 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 		mw->io.flags |= VC_DEV_PREFLUSH;
 		mw->flushno = vc_cflush_issue(c);
 	}
-	mw->io.sector = c->md_start + idx;
-	mw->io.len = VC_SECTOR_SIZE;
+	mw->io.sector = c->md_start + idx * c->md_usec;
+	mw->io.len = len;
 	mw->io.buf = &mw->buf;
 	mw->io.end_io = md_end;
 	mw->io.private = mw;
 	vc_stat_add(VC_STAT(c, md_writes), 1);
-	vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+	vc_stat_add(VC_STAT(c, flash_bytes_written), len);
 	vc_dev_submit(&mw->io);
 }
 
@@ -293,21 +311,21 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 int vc_md_pool_init(struct vc_cache *c)
 {
 	return vc_mempool_init(&c->md_pool, MD_POOL_MIN,
-			       sizeof(struct md_write));
+			       MD_WRITE_HDR + c->md_usec * VC_SECTOR_SIZE);
 }
 
 /*
- * The record of @blk changed: make sure a write of its sector starts after
+ * The record of @blk changed: make sure a write of its unit starts after
  * now.  If @w, call @fn once that write completed (err = its result).
  * Called without set locks held.
  */
 void vc_md_mark(struct vc_cache *c, u32 blk, struct vc_md_waiter *w,
 		void (*fn)(struct vc_md_waiter *w, int err))
 {
-	vc_md_mark_sector(c, blk / VC_RECS_PER_SECTOR, w, fn);
+	vc_md_mark_sector(c, vc_md_unit_of(c, blk), w, fn);
 }
 
-/* The same for record sector @idx. */
+/* The same for record unit @idx. */
 void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 		       void (*fn)(struct vc_md_waiter *w, int err))
 {
@@ -338,9 +356,9 @@ void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 }
 
 /*
- * Retry failed record-sector writes (from the cleaner's tick).  A sector
+ * Retry failed record-unit writes (from the cleaner's tick).  A unit
  * whose write is in flight is not written again beside it: two writes of
- * one sector in flight land in any order, and an older snapshot landing
+ * one unit in flight land in any order, and an older snapshot landing
  * last could erase a DIRTY record or bring back a stale one.  The write in
  * flight already carries the newest state, or is followed by another
  * (MDF_DIRTY).
@@ -351,7 +369,7 @@ void vc_md_retry(struct vc_cache *c)
 
 	if (!vc_atomic_read(&c->md_failed))
 		return;
-	for (idx = 0; idx < c->md_sectors; idx++) {
+	for (idx = 0; idx < c->md_units; idx++) {
 		u32 li = (u32)(idx % VC_MD_LOCKS);
 		bool go = false;
 		u16 num = 0;
@@ -405,14 +423,20 @@ static void sb_fill(struct vc_cache *c, struct vc_sb *sb, bool clean)
 	sb->set_shift = vc_cpu_to_le32(c->set_shift);
 	if (c->version >= 3)
 		vc_memcpy(sb->label, c->label, sizeof(sb->label));
+	sb->md_unit = vc_cpu_to_le32(c->md_unit);
 	for (i = 0; i < VC_NR_PARAMS; i++)
 		sb->params[i] = vc_cpu_to_le64(vc_param(c, i));
 	sb->crc = vc_cpu_to_le32(vc_crc32c(~0u, sb, sizeof(*sb)));
 }
 
+/*
+ * Write the next superblock copy: its whole unit (the copy, then zeroes:
+ * vc_buf_alloc() zeroes), so the device never reads-modifies-writes it.
+ */
 int vc_md_write_sb(struct vc_cache *c, bool clean)
 {
-	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	u32 len = c->md_usec * VC_SECTOR_SIZE;
+	struct vc_buf *b = vc_buf_alloc(len, VC_GFP_KERNEL);
 	struct vc_sb *sb = vc_malloc(sizeof(*sb), VC_GFP_KERNEL);
 	int err = -ENOMEM;
 
@@ -424,9 +448,9 @@ int vc_md_write_sb(struct vc_cache *c, bool clean)
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE,
 				 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
 				 (c->sb_seq & 1) ? c->sb2_sector : VC_SB_SECTOR,
-				 VC_SECTOR_SIZE, b);
+				 len, b);
 		vc_stat_add(VC_STAT(c, md_writes), 1);
-		vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+		vc_stat_add(VC_STAT(c, flash_bytes_written), len);
 	}
 	vc_free(sb);
 	vc_buf_free(b);
@@ -450,23 +474,34 @@ static void dev_fill(struct vc_cache *c, u32 id, struct vc_dev_sector *ds)
 	ds->crc = vc_cpu_to_le32(vc_crc32c(c->nonce, ds, sizeof(*ds)));
 }
 
+/*
+ * Write device table entry @id: the whole unit that holds it, every entry
+ * of it from RAM (callers hold ctl_mutex: the others are as last written,
+ * or being written by the caller), zeroes past the last entry.
+ */
 int vc_md_write_dev(struct vc_cache *c, u32 id)
 {
-	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
+	u32 len = c->md_usec * VC_SECTOR_SIZE, first = id & ~(c->md_usec - 1);
+	struct vc_buf *b = vc_buf_alloc(len, VC_GFP_KERNEL);
 	struct vc_dev_sector *ds = vc_malloc(sizeof(*ds), VC_GFP_KERNEL);
 	int err = -ENOMEM;
 
 	if (b && ds) {
 		int tries = 3;
+		u32 i;
 
-		dev_fill(c, id, ds);
-		vc_buf_from_mem(b, 0, ds, sizeof(*ds));
+		for (i = first; i < first + c->md_usec && i < VC_MAX_BACKING;
+		     i++) {
+			dev_fill(c, i, ds);
+			vc_buf_from_mem(b, (i - first) * VC_SECTOR_SIZE, ds,
+					sizeof(*ds));
+		}
 		do {	/* a transient error should not fail attach/detach */
 			err = vc_sync_io(c->cdev, VC_DEV_WRITE,
 					 VC_DEV_FUA | VC_DEV_PREFLUSH | VC_DEV_META,
-					 c->devtab_sector + id, VC_SECTOR_SIZE, b);
+					 c->devtab_sector + first, len, b);
 			vc_stat_add(VC_STAT(c, md_writes), 1);
-			vc_stat_add(VC_STAT(c, flash_bytes_written), VC_SECTOR_SIZE);
+			vc_stat_add(VC_STAT(c, flash_bytes_written), len);
 		} while (err == -EIO && --tries);
 	}
 	vc_free(ds);
@@ -474,9 +509,13 @@ int vc_md_write_dev(struct vc_cache *c, u32 id)
 	return err;
 }
 
-/* Write every record sector from RAM state (format, clean shutdown). */
+/*
+ * Write every record unit from RAM state (format, clean shutdown), in
+ * chunks of whole units.
+ */
 int vc_md_write_all(struct vc_cache *c)
 {
+	u64 end = c->md_units * c->md_usec;
 	struct vc_buf *b = vc_buf_alloc(MD_CHUNK * VC_SECTOR_SIZE, VC_GFP_KERNEL);
 	struct vc_rec_sector *rs = vc_malloc(sizeof(*rs), VC_GFP_KERNEL);
 	u64 idx = 0;
@@ -486,8 +525,8 @@ int vc_md_write_all(struct vc_cache *c)
 		err = -ENOMEM;
 		goto out;
 	}
-	while (idx < c->md_sectors && !err) {
-		u32 n = (u32)vc_min_u64(MD_CHUNK, c->md_sectors - idx), i;
+	while (idx < end && !err) {
+		u32 n = (u32)vc_min_u64(MD_CHUNK, end - idx), i;
 
 		for (i = 0; i < n; i++) {
 			build_rec_sector(c, idx + i, rs);
@@ -495,7 +534,7 @@ int vc_md_write_all(struct vc_cache *c)
 		}
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_META,
 				 c->md_start + idx, n * VC_SECTOR_SIZE, b);
-		vc_stat_add(VC_STAT(c, md_writes), n);
+		vc_stat_add(VC_STAT(c, md_writes), n / c->md_usec);
 		vc_stat_add(VC_STAT(c, flash_bytes_written), n * VC_SECTOR_SIZE);
 		idx += n;
 	}
@@ -506,23 +545,30 @@ out:
 }
 
 /*
- * Erase every superblock copy a loader would look at (this format's two,
- * and format 2's second copy): a deleted cache is never found again, and
- * a format cut short never leaves an older cache to be found.
+ * Erase every superblock copy a loader would look at (copy 0, every place
+ * a second copy can be, format 2's included): a deleted cache is never
+ * found again, and a format cut short never leaves an older cache to be
+ * found.  Each goes as the whole unit around it, zeroed.
  */
 int vc_md_erase_sb(struct vc_cache *c)
 {
-	static const u64 where[] = { VC_SB_SECTOR, VC_SB2_SECTOR,
-				     VC_V2_SB2_SECTOR };
-	struct vc_buf *z = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
-	u32 i;
+	static const u64 where[] = VC_SB_CANDIDATES;
+	u32 len = c->md_usec * VC_SECTOR_SIZE, i;
+	struct vc_buf *z = vc_buf_alloc(len, VC_GFP_KERNEL);
+	u64 last = ~0ULL;
 	int err = 0;
 
 	if (!z)
 		return -ENOMEM;
-	for (i = 0; i < sizeof(where) / sizeof(where[0]) && !err; i++)
+	for (i = 0; i < sizeof(where) / sizeof(where[0]) && !err; i++) {
+		u64 at = where[i] & ~(u64)(c->md_usec - 1);
+
+		if (at == last || at + c->md_usec > c->cdev->nr_sectors)
+			continue;
+		last = at;
 		err = vc_sync_io(c->cdev, VC_DEV_WRITE, VC_DEV_FUA | VC_DEV_META,
-				 where[i], VC_SECTOR_SIZE, z);
+				 at, len, z);
+	}
 	vc_buf_free(z);
 	return err;
 }
@@ -549,15 +595,23 @@ int vc_md_format(struct vc_cache *c)
 	return err;
 }
 
+static u32 dev_pbs(struct vc_dev *cdev)
+{
+	u32 lbs = cdev->logical_block_size ? cdev->logical_block_size : 512;
+
+	return cdev->physical_block_size ? cdev->physical_block_size : lbs;
+}
+
 /*
- * Can @cdev hold a cache?  Metadata is written in 512-byte sectors: a
- * device with larger logical blocks cannot take them.  Larger physical
- * blocks (512e) work, each record write being a read-modify-write.
+ * Can @cdev hold a cache?  Its logical block must be 512 bytes (a host
+ * write of one sector goes to the cache as it is); its physical block a
+ * power of two at least that large.  The metadata never writes less than a
+ * physical block (vc_md_unit_for()).
  */
 int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen)
 {
 	u32 lbs = cdev->logical_block_size ? cdev->logical_block_size : 512;
-	u32 pbs = cdev->physical_block_size ? cdev->physical_block_size : lbs;
+	u32 pbs = dev_pbs(cdev);
 
 	if (lbs != VC_SECTOR_SIZE) {
 		if (err && errlen)
@@ -566,10 +620,43 @@ int vc_md_check_dev(struct vc_dev *cdev, char *err, size_t errlen)
 				    cdev->name, lbs);
 		return -EINVAL;
 	}
-	if (pbs > lbs)
-		vc_log_warn("%s: %u-byte physical blocks: every metadata write is a read-modify-write",
-			    cdev->name, pbs);
+	if (pbs < lbs || (pbs & (pbs - 1))) {
+		if (err && errlen)
+			vc_snprintf(err, errlen,
+				    "%s reports %u-byte physical blocks: not a power of two of at least 512 bytes",
+				    cdev->name, pbs);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/*
+ * The metadata unit a new cache on @cdev gets: its physical block, at
+ * least 4 KiB (the flash page of cards that report 512 bytes); 0 if the
+ * physical block is larger than a unit can be.
+ */
+u32 vc_md_unit_for(struct vc_dev *cdev)
+{
+	u32 pbs = dev_pbs(cdev);
+
+	if (pbs > VC_MD_UNIT_MAX)
+		return 0;
+	return pbs < VC_MD_UNIT_MIN ? VC_MD_UNIT_MIN : pbs;
+}
+
+/*
+ * A loaded cache whose unit is smaller than the device's physical block
+ * (an older format, or an image moved to another device) still works,
+ * each metadata write a read-modify-write of the device: say so.
+ */
+void vc_md_check_unit(struct vc_cache *c)
+{
+	u32 pbs = dev_pbs(c->cdev);
+
+	if (pbs > c->md_usec * VC_SECTOR_SIZE)
+		vc_log_warn("%s: %u-byte physical blocks, but this cache (format %u) writes metadata in %u-byte units: each metadata write is a read-modify-write; create the cache again to write whole physical blocks",
+			    c->cdev->name, pbs, c->version,
+			    c->md_usec * VC_SECTOR_SIZE);
 }
 
 /* --------------------------------------------------------------- load */
@@ -593,21 +680,25 @@ static bool is_pow2(u64 v)
 	return v && !(v & (v - 1));
 }
 
-u64 vc_cache_blocks_for(u64 sectors, u32 block_size)
+u64 vc_cache_blocks_for_unit(u64 sectors, u32 block_size, u32 md_unit)
 {
-	u64 bsec = block_size >> VC_SECTOR_SHIFT, nr, data;
+	u64 bsec = block_size >> VC_SECTOR_SHIFT, nr, data, align, start;
 
 	if (!is_pow2(block_size) || block_size < VC_MIN_BLOCK_SIZE ||
-	    block_size > VC_MAX_BLOCK_SIZE || sectors <= VC_MD_START + bsec)
+	    block_size > VC_MAX_BLOCK_SIZE || !is_pow2(md_unit) ||
+	    md_unit < VC_MD_UNIT_MIN || md_unit > VC_MD_UNIT_MAX)
 		return 0;
-	nr = vc_div_u64(sectors - VC_MD_START, bsec);
+	start = vc_fmt_md_start(VC_FORMAT_VERSION, md_unit);
+	align = vc_max_u64(bsec, md_unit >> VC_SECTOR_SHIFT);
+	if (sectors <= start + bsec)
+		return 0;
+	nr = vc_div_u64(sectors - start, bsec);
 	if (nr > 0xfffffff0ULL)
 		nr = 0xfffffff0ULL;
 	while (nr) {
-		u64 md = vc_div_u64(nr + VC_RECS_PER_SECTOR - 1,
-				    VC_RECS_PER_SECTOR);
+		u64 md = vc_fmt_md_sectors(VC_FORMAT_VERSION, md_unit, nr);
 
-		data = (VC_MD_START + md + bsec - 1) & ~(bsec - 1);
+		data = (start + md + align - 1) & ~(align - 1);
 		if (data + nr * bsec <= sectors)
 			break;
 		/* shrink by the overshoot, at least one */
@@ -617,11 +708,16 @@ u64 vc_cache_blocks_for(u64 sectors, u32 block_size)
 	return nr;
 }
 
+u64 vc_cache_blocks_for(u64 sectors, u32 block_size)
+{
+	return vc_cache_blocks_for_unit(sectors, block_size, VC_MD_UNIT_MIN);
+}
+
 int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 		size_t errlen)
 {
 	struct vc_sb sb = *sbp;
-	u32 crc = vc_le32_to_cpu(sb.crc), bs;
+	u32 crc = vc_le32_to_cpu(sb.crc), bs, ver, unit, usec;
 	u64 nr, md, data, bsec, i;
 
 	if (vc_le64_to_cpu(sb.magic) != VC_SB_MAGIC)
@@ -638,20 +734,29 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 	if (!is_pow2(bs) || bs < VC_MIN_BLOCK_SIZE || bs > VC_MAX_BLOCK_SIZE)
 		return fail(err, errlen, -EUCLEAN, "bad block size %u", bs);
 	bsec = bs >> VC_SECTOR_SHIFT;
+	ver = vc_le32_to_cpu(sb.version);
+	unit = vc_le32_to_cpu(sb.md_unit);
+	if (ver >= 4 && (!is_pow2(unit) || unit < VC_MD_UNIT_MIN ||
+			 unit > VC_MD_UNIT_MAX))
+		return fail(err, errlen, -EUCLEAN, "bad metadata unit %u", unit);
+	if (ver < 4 && unit)
+		return fail(err, errlen, -EUCLEAN, "reserved superblock bytes not zero");
+	usec = vc_fmt_unit_sectors(ver, unit);
 	nr = vc_le64_to_cpu(sb.nr_blocks);
 	if (!nr || nr > 0xfffffff0ULL)
 		return fail(err, errlen, -EUCLEAN, "bad block count %llu", (unsigned long long)nr);
-	if (vc_le64_to_cpu(sb.md_start) !=
-	    vc_fmt_md_start(vc_le32_to_cpu(sb.version)))
+	if (vc_le64_to_cpu(sb.md_start) != vc_fmt_md_start(ver, unit))
 		return fail(err, errlen, -EUCLEAN, "bad metadata start");
 	md = vc_le64_to_cpu(sb.md_sectors);
-	if (md != vc_div_u64(nr + VC_RECS_PER_SECTOR - 1, VC_RECS_PER_SECTOR))
+	if (md != vc_fmt_md_sectors(ver, unit, nr))
 		return fail(err, errlen, -EUCLEAN, "metadata size does not match block count");
 	data = vc_le64_to_cpu(sb.data_start);
+	if (ver >= 4 && usec > bsec)
+		bsec = usec;	/* data_start is aligned to the unit too */
 	if (data < vc_le64_to_cpu(sb.md_start) + md || (data & (bsec - 1)) ||
 	    data > dev_sectors)
 		return fail(err, errlen, -EUCLEAN, "bad data start %llu", (unsigned long long)data);
-	if (nr > vc_div_u64(dev_sectors - data, bsec))
+	if (nr > vc_div_u64(dev_sectors - data, bs >> VC_SECTOR_SHIFT))
 		return fail(err, errlen, -EUCLEAN, "cache blocks exceed the device (%llu sectors)",
 		     (unsigned long long)dev_sectors);
 	if (vc_le64_to_cpu(sb.dev_sectors) > dev_sectors)
@@ -684,26 +789,68 @@ int vc_sb_check(const struct vc_sb *sbp, u64 dev_sectors, char *err,
 }
 
 /*
- * Read the superblock copies (sector 0, and the second copy where format 3
- * or format 2 puts it) and return in @sb the valid one with the highest
- * seq; a copy counts only where its own version puts one.  If none
- * verifies, the reason (in @err) is the most telling: a damaged copy
+ * Is unit 0's padding (sectors 1 .. @usec - 1) all zero?  A second copy
+ * for a unit over 4 KiB (sector 32 and beyond) may lie where another
+ * layout keeps records or cached data, which a host can fill with a
+ * crafted superblock: it counts only if unit 0 looks like its layout's,
+ * zeroes after copy 0.  Every other layout has a device table in there
+ * (sector 1, 8, or its own unit), so a copy planted in data never passes.
+ */
+static bool unit0_padding_zero(struct vc_dev *cdev, u32 usec)
+{
+	struct vc_buf *b = vc_buf_alloc((usec - 1) * VC_SECTOR_SIZE,
+					VC_GFP_KERNEL);
+	u8 sec[64];
+	bool zero = !!b;
+	u32 off;
+
+	if (zero && vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, 1,
+			       (usec - 1) * VC_SECTOR_SIZE, b))
+		zero = false;
+	for (off = 0; zero && off < (usec - 1) * VC_SECTOR_SIZE;
+	     off += sizeof(sec)) {
+		u32 j;
+
+		vc_buf_to_mem(sec, b, off, sizeof(sec));
+		for (j = 0; j < sizeof(sec); j++)
+			zero &= !sec[j];
+	}
+	vc_buf_free(b);
+	return zero;
+}
+
+/*
+ * Read the superblock copies (sector 0, and every place a second copy can
+ * be: VC_SB_CANDIDATES) and return in @sb the valid one with the highest
+ * seq; a copy counts only where its own version (and unit) puts one, and
+ * beyond sector 24 only if unit 0 is padded as its layout pads it.  If
+ * none verifies, the reason (in @err) is the most telling: a damaged copy
  * rather than "no vcache metadata".
  */
+static const u64 sb_where[] = VC_SB_CANDIDATES;
+#define SB_WHERE	((int)VC_ARRAY_SIZE(sb_where))
+
 int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		  size_t errlen)
 {
-	static const u64 where[3] = { VC_SB_SECTOR, VC_SB2_SECTOR,
-				      VC_V2_SB2_SECTOR };
+	const u64 *where = sb_where;
 	struct vc_buf *b = vc_buf_alloc(VC_SECTOR_SIZE, VC_GFP_KERNEL);
 	struct vc_sb cand;
-	char why[3][128];
-	int res[3], i, best = -1;
+	char (*why)[128] = vc_malloc(SB_WHERE * sizeof(*why), VC_GFP_KERNEL);
+	int res[SB_WHERE], i, best = -1;
 
-	if (!b)
+	if (!b || !why) {
+		vc_buf_free(b);
+		vc_free(why);
 		return fail(err, errlen, -ENOMEM, "out of memory");
-	for (i = 0; i < 3; i++) {
+	}
+	for (i = 0; i < SB_WHERE; i++) {
 		why[i][0] = 0;
+		if (where[i] >= cdev->nr_sectors) {
+			res[i] = fail(why[i], sizeof(why[i]), -ENODATA,
+				      "no vcache metadata (bad magic)");
+			continue;
+		}
 		res[i] = vc_sync_io(cdev, VC_DEV_READ, VC_DEV_META, where[i],
 				    VC_SECTOR_SIZE, b);
 		if (res[i]) {
@@ -716,7 +863,11 @@ int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		res[i] = vc_sb_check(&cand, cdev->nr_sectors, why[i],
 				     sizeof(why[i]));
 		if (!res[i] && i &&
-		    vc_fmt_sb2_sector(vc_le32_to_cpu(cand.version)) != where[i])
+		    (vc_fmt_sb2_sector(vc_le32_to_cpu(cand.version),
+				       vc_le32_to_cpu(cand.md_unit)) != where[i] ||
+		     (where[i] > VC_SB2_SECTOR &&
+		      !unit0_padding_zero(cdev, vc_le32_to_cpu(cand.md_unit) >>
+					  VC_SECTOR_SHIFT))))
 			res[i] = fail(why[i], sizeof(why[i]), -ENODATA,
 				      "no vcache metadata (bad magic)");
 		if (res[i])
@@ -728,13 +879,17 @@ int vc_md_read_sb(struct vc_dev *cdev, struct vc_sb *sb, char *err,
 		}
 	}
 	vc_buf_free(b);
-	if (best >= 0)
+	if (best >= 0) {
+		vc_free(why);
 		return 0;
-	for (i = 0; i < 3 && res[i] == -ENODATA; i++)
+	}
+	for (i = 0; i < SB_WHERE && res[i] == -ENODATA; i++)
 		;
-	if (i == 3)
+	if (i == SB_WHERE)
 		i = 0;
-	return fail(err, errlen, res[i], "%s", why[i]);
+	i = fail(err, errlen, res[i], "%s", why[i]);
+	vc_free(why);
+	return i;
 }
 
 /* What a load found; salvage skips what does not verify and counts it. */

@@ -191,6 +191,7 @@ static const struct vcd_health_field vcd_health_fields[] = {
 	{ "percent_used", offsetof(struct vc_health_log, percent_used), 4 },
 	{ "temperature_k", offsetof(struct vc_health_log, temperature_k), 4 },
 	{ "wbuf_bytes", offsetof(struct vc_health_log, wbuf_bytes), 4 },
+	{ "rmw_writes", offsetof(struct vc_health_log, rmw_writes), 8 },
 };
 
 /*
@@ -268,6 +269,8 @@ static struct device_attribute dev_attr_temperature_k =
 	__ATTR(temperature_k, 0444, vcd_health_show, NULL);
 static struct device_attribute dev_attr_wbuf_bytes =
 	__ATTR(wbuf_bytes, 0444, vcd_health_show, NULL);
+static struct device_attribute dev_attr_rmw_writes =
+	__ATTR(rmw_writes, 0444, vcd_health_show, NULL);
 
 static struct attribute *vcd_health_attrs[] = {
 	&dev_attr_media_errors.attr,
@@ -283,6 +286,7 @@ static struct attribute *vcd_health_attrs[] = {
 	&dev_attr_percent_used.attr,
 	&dev_attr_temperature_k.attr,
 	&dev_attr_wbuf_bytes.attr,
+	&dev_attr_rmw_writes.attr,
 	NULL,
 };
 

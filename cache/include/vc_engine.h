@@ -497,7 +497,13 @@ void vc_cache_get_latency(struct vc_cache *c, enum vc_lat_path path,
 u64 vc_cache_mem_bytes_per_block(u64 nr_blocks);
 u64 vc_cache_mem_bytes(u64 nr_blocks);
 
-/* Blocks that fit a cache device of @sectors with @block_size. */
+/*
+ * Blocks that fit a cache device of @sectors with @block_size, whose
+ * metadata is written in units of @md_unit bytes (vc_format.h: the
+ * device's physical block, at least 4096); vc_cache_blocks_for(): with
+ * 4 KiB units.
+ */
+u64 vc_cache_blocks_for_unit(u64 sectors, u32 block_size, u32 md_unit);
 u64 vc_cache_blocks_for(u64 sectors, u32 block_size);
 
 /* ---------------------------------------------------------------------

@@ -3,32 +3,55 @@
  * vc_format.h - on-flash metadata format of a vcache cache device.
  *
  * All fields are little-endian (vc_le* types: plain integers, converted
- * with vc_cpu_to_le* / vc_le*_to_cpu).  The unit of atomicity is one
- * 512-byte sector: every metadata structure fits in one sector and carries
- * its own CRC32C, so a torn multi-sector write leaves each sector either old
- * or new, never mixed.
+ * with vc_cpu_to_le* / vc_le*_to_cpu).  Every metadata structure is one
+ * 512-byte sector with its own CRC32C, so a torn multi-sector write leaves
+ * each sector either old or new, never mixed.
  *
- * Layout (sectors of 512 bytes):
+ * Version 4 writes metadata in whole "metadata units" of md_unit bytes
+ * (the superblock field: the cache device's physical block size at
+ * format, at least 4096, at most 65536), each aligned to md_unit: the
+ * device never has to read-modify-write a physical block for metadata,
+ * and no two structures share one (a device that tears a write at its
+ * physical block never takes two).  With u = md_unit / 512 sectors:
  *
- *   0, 24                   superblock (struct vc_sb), two copies: writes
- *                           alternate between them (seq even: 0, odd: 24)
- *                           and the loader takes the valid one with the
- *                           highest seq, so a torn or unreadable
- *                           superblock write leaves the previous one.
- *                           Each copy is alone in its 4 KiB: a device
- *                           with 4 KiB physical blocks that tears a write
- *                           of another structure never takes a copy with it
- *   8 .. 23                 backing device table, one entry per sector
- *                           (struct vc_dev_sector), slot = backing dev id
- *   md_start .. +md_sectors block records (struct vc_rec_sector), 63 per
- *                           sector, record i in sector md_start + i / 63
+ *   0                       superblock copy 0 (struct vc_sb), alone in
+ *                           unit 0 (the rest of the unit is zero)
+ *   u .. u + 15             backing device table, one entry per sector
+ *                           (struct vc_dev_sector), slot = backing dev id;
+ *                           the table fills round_up(16, u) sectors and is
+ *                           written a whole unit at a time
+ *   sb2 = u + round_up(16, u)   superblock copy 1, alone in its unit
+ *   md_start = sb2 + u      block records (struct vc_rec_sector), 63 per
+ *                           sector, record i in sector md_start + i / 63;
+ *                           md_sectors is rounded up to a whole number of
+ *                           units (the tail sectors hold no records) and a
+ *                           record write covers its whole unit
  *   data_start ..           cache blocks, block i at
- *                           data_start + i * (block_size / 512)
+ *                           data_start + i * (block_size / 512);
+ *                           data_start is aligned to the block size and
+ *                           to the unit
  *
- * md_start is 32 (4 KiB aligned); data_start is aligned to the block size.
+ * Writes of the superblock alternate between the copies (seq even: copy
+ * 0, odd: copy 1) and the loader takes the valid one with the highest
+ * seq, so a torn or unreadable superblock write leaves the previous one.
+ * With a 4 KiB unit the layout is version 3's: 0, 8 .. 23, 24, 32.  A
+ * second copy beyond sector 24 (units over 4 KiB) is taken only if
+ * sectors 1 .. u - 1 are zero: any other layout has a device table there,
+ * so a copy planted in another layout's records or cached data (which a
+ * host writes) is never taken.  An older loader refuses version 4 by
+ * its version number.
+ *
+ * Version 3 (still loaded and kept as version 3): the version 4 layout
+ * with a 4 KiB unit and no md_unit field; md_sectors is not rounded.  It
+ * is written in 4 KiB units too (its layout keeps every structure in its
+ * own 4 KiB; the last record unit reaches into the gap before
+ * data_start, which nothing reads).
  *
  * Version 2 (still loaded and kept as version 2): copies at 0 and 17, the
- * device table at 1 .. 16, md_start 24, no lost records.
+ * device table at 1 .. 16, md_start 24, no lost records; written in
+ * 512-byte sectors (on a device with larger physical blocks each is a
+ * read-modify-write, logged at load: create the cache again to move to
+ * version 4).
  *
  * CRCs: crc32c (Castagnoli) over the whole sector with the crc field set
  * to zero.  The superblock's crc starts from ~0; every other sector's crc
@@ -36,8 +59,9 @@
  * left over from an earlier format of the same device never validate.
  * Each sector also names its own index, so a misdirected write is caught.
  *
- * The cache device must take 512-byte writes (logical block size 512;
- * 512e devices do a read-modify-write of their physical sector).
+ * The cache device must take 512-byte writes (logical block size 512);
+ * its physical block may be larger (512e): version 4 metadata never
+ * writes less than one.
  *
  * Version 1 had one superblock copy (sector 0) in the version 2 layout;
  * it is still loaded, and rewritten as version 2 at the first superblock
@@ -78,14 +102,23 @@ static inline vc_le32 vc_cpu_to_le32(u32 v) { return v; }
 static inline vc_le64 vc_cpu_to_le64(u64 v) { return v; }
 
 #define VC_SB_MAGIC		0x444d454843414356ULL	/* "VCACHEMD" */
-#define VC_FORMAT_VERSION	3
+#define VC_FORMAT_VERSION	4
 #define VC_FORMAT_VERSION_MIN	1	/* oldest version still loaded */
 #define VC_SB_CLEAN		0x4e41454cu		/* "LEAN" */
 #define VC_SB_SECTOR		0
-#define VC_SB2_SECTOR		24			/* second copy */
-#define VC_DEVTAB_SECTOR	8
+#define VC_SB2_SECTOR		24	/* second copy, 4 KiB unit (and v3) */
+#define VC_DEVTAB_SECTOR	8	/* the same */
 #define VC_DEVTAB_SECTORS	16			/* = VC_MAX_BACKING */
-#define VC_MD_START		32
+#define VC_MD_START		32	/* the same */
+/* version 4 metadata unit (bytes): the physical block, within these */
+#define VC_MD_UNIT_MIN		4096
+#define VC_MD_UNIT_MAX		65536
+/*
+ * Every sector a superblock copy of any version can be at: copy 0, the
+ * second copy of versions 3 and 4 (units of 4 KiB .. 64 KiB), version 2's.
+ */
+#define VC_SB_CANDIDATES	{ VC_SB_SECTOR, VC_SB2_SECTOR, \
+				  VC_V2_SB2_SECTOR, 32, 64, 128, 256 }
 /* the version 1 and 2 layout */
 #define VC_V2_SB2_SECTOR	17
 #define VC_V2_DEVTAB_SECTOR	1
@@ -126,7 +159,12 @@ struct vc_sb {
 	 * on a plain block device again by it).  Zero in older versions.
 	 */
 	u8 label[VC_LABEL_LEN];
-	u8 reserved[512 - 92 - VC_LABEL_LEN - 8 * VC_FMT_MAX_PARAMS];
+	/*
+	 * Version 4: bytes per metadata write (the layout above).  Zero in
+	 * older versions.
+	 */
+	vc_le32 md_unit;
+	u8 reserved[512 - 96 - VC_LABEL_LEN - 8 * VC_FMT_MAX_PARAMS];
 };
 
 #define VC_SET_SHIFT	8
@@ -182,20 +220,54 @@ VC_STATIC_ASSERT_FMT(sizeof(struct vc_rec_sector) == 512, "rec sector");
 /* crc32c (Castagnoli, reflected, poly 0x82f63b78), no final inversion. */
 u32 vc_crc32c(u32 crc, const void *data, size_t len);
 
+/*
+ * Sectors per metadata unit of a cache of @version whose superblock says
+ * @md_unit bytes: version 4 its own, version 3 4 KiB, older ones 512
+ * bytes (their layout shares 4 KiB between structures).
+ */
+static inline u32 vc_fmt_unit_sectors(u32 version, u32 md_unit)
+{
+	if (version >= 4)
+		return md_unit >> 9;
+	return version == 3 ? VC_MD_UNIT_MIN >> 9 : 1;
+}
+
 /* Where a version puts its second superblock copy, device table, records. */
-static inline u64 vc_fmt_sb2_sector(u32 version)
+static inline u64 vc_fmt_devtab_sector(u32 version, u32 md_unit)
 {
-	return version >= 3 ? VC_SB2_SECTOR : VC_V2_SB2_SECTOR;
+	u32 u = vc_fmt_unit_sectors(version, md_unit);
+
+	if (version < 3)
+		return VC_V2_DEVTAB_SECTOR;
+	return u;
 }
 
-static inline u64 vc_fmt_devtab_sector(u32 version)
+static inline u64 vc_fmt_sb2_sector(u32 version, u32 md_unit)
 {
-	return version >= 3 ? VC_DEVTAB_SECTOR : VC_V2_DEVTAB_SECTOR;
+	u32 u = vc_fmt_unit_sectors(version, md_unit);
+
+	if (version < 3)
+		return VC_V2_SB2_SECTOR;
+	return u + ((VC_DEVTAB_SECTORS + u - 1) & ~(u - 1));
 }
 
-static inline u64 vc_fmt_md_start(u32 version)
+static inline u64 vc_fmt_md_start(u32 version, u32 md_unit)
 {
-	return version >= 3 ? VC_MD_START : VC_V2_MD_START;
+	if (version < 3)
+		return VC_V2_MD_START;
+	return vc_fmt_sb2_sector(version, md_unit) +
+	       vc_fmt_unit_sectors(version, md_unit);
+}
+
+/* Record sectors of @nr_blocks blocks (version 4: whole units). */
+static inline u64 vc_fmt_md_sectors(u32 version, u32 md_unit, u64 nr_blocks)
+{
+	u64 n = (nr_blocks + VC_RECS_PER_SECTOR - 1) / VC_RECS_PER_SECTOR;
+	u32 u = vc_fmt_unit_sectors(version, md_unit);
+
+	if (version < 4)
+		return n;
+	return (n + u - 1) & ~(u64)(u - 1);	/* u: a power of two */
 }
 
 /* Sector of the record of cache block @i. */

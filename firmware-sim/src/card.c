@@ -819,6 +819,20 @@ static uint16_t check_lba(const struct vc_sqe *s, uint32_t max_nlb)
 	return 0;
 }
 
+/*
+ * A write covering a physical block only in part (smaller than one, or
+ * not aligned to one) makes the card read the block, merge and program
+ * it again: a read-modify-write.
+ */
+static void count_rmw(const struct media *m, const struct vc_sqe *s)
+{
+	uint64_t start = s->rw.slba << m->lba_shift;
+	uint64_t len = (uint64_t)s->rw.nlb << m->lba_shift;
+
+	if ((start | len) & (FW_PHYS_BLOCK - 1))
+		fwc.rmw_writes++;
+}
+
 static void exec_io(struct cmd *c)
 {
 	struct vc_sqe *s = &c->sqe;
@@ -869,6 +883,7 @@ static void exec_io(struct cmd *c)
 			fwc.write_cmds++;
 			if (s->flags & VC_SQE_F_FUA)
 				fwc.fua_cmds++;
+			count_rmw(m, s);
 			if (hit) {
 				fwc.media_errors++;
 				st = VC_SC_WRITE_FAULT;
@@ -893,6 +908,7 @@ static void exec_io(struct cmd *c)
 			break;
 		if (s->opcode == VC_CMD_WRITE_ZEROES) {
 			fwc.wzeroes_cmds++;
+			count_rmw(m, s);
 			pthread_mutex_lock(&C.lock);
 			hit = fault_hit(FAULT_WRITE, s->rw.slba, s->rw.nlb);
 			pthread_mutex_unlock(&C.lock);
@@ -1005,7 +1021,7 @@ static void fill_identify(struct vc_identify *id)
 	pad(id->fw_rev, sizeof(id->fw_rev), FW_REV);
 	id->capacity = m->capacity;
 	id->lba_size = m->lba_size;
-	id->phys_block_size = 4096;
+	id->phys_block_size = FW_PHYS_BLOCK;
 	id->max_xfer = MAX_XFER;
 	id->num_ioq = C.o->queues;
 	id->max_qdepth = C.o->qdepth;
@@ -1046,6 +1062,7 @@ static void fill_health(struct vc_health_log *h)
 				     (cap * 3000));
 	h->temperature_k = 313;
 	h->wbuf_bytes = (uint32_t)media_wbuf_bytes(m);
+	h->rmw_writes = fwc.rmw_writes;
 }
 
 /* card.lock held */
@@ -1904,6 +1921,7 @@ static void stats(char **b, size_t *l, size_t *c, int json)
 		{ "write_cmds", fwc.write_cmds },
 		{ "flush_cmds", fwc.flush_cmds },
 		{ "fua_cmds", fwc.fua_cmds },
+		{ "rmw_writes", fwc.rmw_writes },
 		{ "dealloc_cmds", fwc.dealloc_cmds },
 		{ "wzeroes_cmds", fwc.wzeroes_cmds },
 		{ "admin_cmds", fwc.admin_cmds },

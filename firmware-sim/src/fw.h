@@ -36,6 +36,7 @@ uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
 #define MEDIA_MAGIC	"VCMEDIA\0"
 #define MEDIA_VERSION	1
 #define MEDIA_HDR_SIZE	4096u
+#define FW_PHYS_BLOCK	4096u	/* identify.phys_block_size: program unit */
 #define MEDIA_DATA_OFF	4096u	/* page aligned: a block never spans pages */
 
 /* On-disk header at offset 0 of the media file (little endian host only). */
@@ -76,6 +77,7 @@ struct fw_counters {
 	_Atomic uint64_t dealloc_cmds, wzeroes_cmds, admin_cmds, errors;
 	_Atomic uint64_t irqs, doorbells, destages, resets;
 	_Atomic uint64_t fua_cmds;	/* writes with VC_SQE_F_FUA */
+	_Atomic uint64_t rmw_writes;	/* writes partial to a physical block */
 };
 
 struct timing {

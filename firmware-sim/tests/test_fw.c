@@ -478,6 +478,7 @@ static int t_identify(struct env *e)
 
 static int t_rw(struct env *e)
 {
+	struct vc_health_log hl;
 	uint64_t a[4], dma;
 	uint32_t l[4] = { 512, 4096 - 512, 8192, 1024 };	/* 14 KiB */
 	uint8_t *ref;
@@ -542,6 +543,15 @@ static int t_rw(struct env *e)
 	CHECK(e->h.q[1].sq_head == e->h.q[1].sq_tail, "sq_head %u tail %u",
 	      e->h.q[1].sq_head, e->h.q[1].sq_tail);
 	CHECK(stat_get(e, "write_cmds") == 148, "stats write_cmds");
+	/*
+	 * Read-modify-writes: the SGL write at LBA 100 (misaligned) and the
+	 * 2 KiB FUA write; the 4 KiB-aligned ones are not.
+	 */
+	CHECK(stat_get(e, "rmw_writes") == 2, "stats rmw_writes %lld",
+	      (long long)stat_get(e, "rmw_writes"));
+	CHECK_ST(fh_get_health(&e->h, &hl), 0);
+	CHECK(hl.rmw_writes == 2, "health rmw_writes %llu",
+	      (unsigned long long)hl.rmw_writes);
 	CHECK(env_stop(e) == 0, "exit");
 	return 0;
 }
@@ -555,6 +565,8 @@ static int t_lba_4k(struct env *e)
 	CHECK_ST(wr(e, 1, 8191, 1, 7, 0), 0);
 	CHECK_ST(rd_check(e, 1, 8191, 1, 7), 0);
 	CHECK_ST(wr(e, 1, 8191, 2, 7, 0), VC_SC_LBA_RANGE);
+	/* a 4 KiB logical block is a whole physical block */
+	CHECK(stat_get(e, "rmw_writes") == 0, "stats rmw_writes");
 	CHECK(env_stop(e) == 0, "exit");
 	return 0;
 }

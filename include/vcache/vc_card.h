@@ -74,7 +74,7 @@
 /* "VCACHEFL" read as a little-endian 64-bit number. */
 #define VC_CARD_MAGIC		0x4c46454843414356ULL
 #define VC_IF_VERSION_MAJOR	1
-#define VC_IF_VERSION_MINOR	0
+#define VC_IF_VERSION_MINOR	1
 #define VC_IF_VERSION		((VC_IF_VERSION_MAJOR << 16) | VC_IF_VERSION_MINOR)
 #define VC_IF_MAJOR(v)		((v) >> 16)
 #define VC_IF_MINOR(v)		((v) & 0xffff)
@@ -274,7 +274,15 @@ struct vc_health_log {
 	__le32 temperature_k;
 	__le32 wbuf_bytes;	/* volatile write buffer in use now */
 	__le32 rsvd0;
-	__u8   rsvd[416];
+	/*
+	 * Writes (WRITE and WRITE_ZEROES) that cover a physical block
+	 * (identify.phys_block_size) only in part: smaller than one or not
+	 * aligned to one, so the card reads, modifies and programs the whole
+	 * block.  Counted since the firmware started (interface 1.1; zero
+	 * from older cards).
+	 */
+	__le64 rmw_writes;
+	__u8   rsvd[408];
 };
 
 #ifdef __KERNEL__

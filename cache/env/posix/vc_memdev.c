@@ -52,6 +52,19 @@ static int vol_add(struct vc_memdev *m, u64 s)
 	return 0;
 }
 
+/*
+ * A write that covers a physical block only in part (smaller than one, or
+ * not aligned to one): the device must read-modify-write it.
+ */
+static bool is_rmw(struct vc_memdev *m, const struct vc_dev_io *io)
+{
+	u64 pbs = m->dev.physical_block_size;
+
+	if (pbs <= 512)
+		return false;
+	return ((io->sector << 9) | io->len) & (pbs - 1);
+}
+
 static int do_io(struct vc_memdev *m, struct vc_dev_io *io)
 {
 	u64 first = io->sector, nr = io->len >> 9, s;
@@ -81,6 +94,13 @@ static int do_io(struct vc_memdev *m, struct vc_dev_io *io)
 	case VC_DEV_WRITE:
 		m->st.writes++;
 		m->st.write_bytes += io->len;
+		if (is_rmw(m, io)) {
+			m->st.rmw_writes++;
+			if (io->flags & VC_DEV_META)
+				m->st.meta_rmw_writes++;
+		}
+		if (io->flags & VC_DEV_META)
+			m->st.meta_writes++;
 		if (io->flags & VC_DEV_PREFLUSH) {
 			m->st.preflush++;
 			commit_volatile(m);

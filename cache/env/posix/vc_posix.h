@@ -95,6 +95,12 @@ void vc_memdev_poke(struct vc_memdev *m, u64 sector, const void *src, u32 len);
 struct vc_memdev_stats {
 	u64 reads, writes, flushes, discards, fua, preflush;
 	u64 read_bytes, write_bytes;
+	/*
+	 * Writes flagged VC_DEV_META; writes that cover a physical block
+	 * (vc_dev.physical_block_size, if over 512) only in part, all and
+	 * VC_DEV_META ones: the device would read-modify-write those.
+	 */
+	u64 meta_writes, rmw_writes, meta_rmw_writes;
 };
 void vc_memdev_get_stats(struct vc_memdev *m, struct vc_memdev_stats *st);
 

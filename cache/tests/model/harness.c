@@ -224,6 +224,8 @@ int h_init(struct harness *h, const struct h_opts *o)
 	sc.volatile_cache = true;
 	sc.cut_mode = o->cut_mode;
 	sc.seed = o->seed * 3 + 1;
+	/* the card's: 512-byte logical, 4 KiB physical blocks */
+	sc.physical_block_size = 4096;
 	h->csd = simdev_new(&sc);
 	if (!h->csd)
 		return -EINVAL;
@@ -236,6 +238,7 @@ int h_init(struct harness *h, const struct h_opts *o)
 		sc.nr_sectors = o->backing_sectors;
 		sc.volatile_cache = o->volatile_backing;
 		sc.ignore_flush = o->backing_ignores_flush;
+		sc.physical_block_size = 0;
 		sc.seed = o->seed * 7 + i;
 		hd->sd = simdev_new(&sc);
 		if (!hd->sd)
@@ -280,6 +283,10 @@ void h_check_device_rules(struct harness *h)
 	if (ss.overlapping_meta_writes)
 		h_fail(h, "%llu metadata writes submitted while a write of the same sector was in flight",
 		       (unsigned long long)ss.overlapping_meta_writes);
+	/* metadata goes in whole physical blocks (vc_format.h) */
+	if (ss.rmw_meta_writes)
+		h_fail(h, "%llu metadata writes covered a 4 KiB physical block only in part",
+		       (unsigned long long)ss.rmw_meta_writes);
 }
 
 int h_attach(struct harness *h, int d)

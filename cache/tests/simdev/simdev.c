@@ -462,6 +462,13 @@ static void account(struct simdev *d, struct vc_dev_io *io)
 			d->st.fua++;
 		if (io->flags & VC_DEV_PREFLUSH)
 			d->st.preflush++;
+		if (d->dev.physical_block_size > SECT &&
+		    (((io->sector * SECT) | io->len) &
+		     (d->dev.physical_block_size - 1))) {
+			d->st.rmw_writes++;
+			if (io->flags & VC_DEV_META)
+				d->st.rmw_meta_writes++;
+		}
 		break;
 	case VC_DEV_FLUSH:
 		d->st.flushes++;
@@ -859,6 +866,7 @@ struct simdev *simdev_new(const struct simdev_config *cfg)
 	d->dev.ops = &simdev_ops;
 	d->dev.priv = d;
 	d->dev.nr_sectors = cfg->nr_sectors;
+	d->dev.physical_block_size = cfg->physical_block_size;
 	snprintf(d->dev.name, sizeof(d->dev.name), "%s",
 		 cfg->name ? cfg->name : "simdev");
 	if (cfg->power) {

@@ -120,6 +120,7 @@ struct simdev_config {
 	struct simdev_power *power;	/* NULL: a private inline domain */
 	bool ignore_flush;		/* FLUSH, PREFLUSH and FUA do nothing */
 	u64 seed;			/* errors at random, random cut */
+	u32 physical_block_size;	/* bytes; 0 = 512 (counts RMWs) */
 };
 
 struct simdev *simdev_new(const struct simdev_config *cfg);
@@ -176,6 +177,11 @@ struct simdev_stats {
 	 */
 	u64 overlapping_writes, overlapping_meta_writes;
 	u64 landed_at_cut;	/* writes in flight that landed at a cut */
+	/*
+	 * Writes covering a physical block only in part (smaller than one or
+	 * misaligned): a read-modify-write on such a device; VC_DEV_META ones.
+	 */
+	u64 rmw_writes, rmw_meta_writes;
 };
 void simdev_get_stats(struct simdev *d, struct simdev_stats *st);
 

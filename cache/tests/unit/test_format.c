@@ -497,10 +497,11 @@ static void test_loads_version_2(void **st)
 	t_setup(&ct, 256, 4096, false, &cfg);
 	fill_some(&ct);
 	t_crash(&ct);
+	ct.md_rmw_ok = true;	/* version 2 writes 512-byte sectors */
 	rd_sector(VC_SB_SECTOR, &a);
 	rd_sector(VC_SB2_SECTOR, &b);
 	sb = a.seq > b.seq ? a : b;
-	md = sb.md_sectors;
+	md = (sb.nr_blocks + VC_RECS_PER_SECTOR - 1) / VC_RECS_PER_SECTOR;
 	/* move the device table and the records to the version 2 places */
 	for (i = 0; i < VC_DEVTAB_SECTORS; i++) {
 		rd_sector(VC_DEVTAB_SECTOR + i, &ds);
@@ -520,6 +521,8 @@ static void test_loads_version_2(void **st)
 		wr_sector(i, zero);
 	sb.version = 2;
 	sb.md_start = VC_V2_MD_START;
+	sb.md_sectors = md;
+	sb.md_unit = 0;
 	fix_sb_crc(&sb);
 	wr_sector(VC_SB_SECTOR, &sb);
 	sb.seq--;
@@ -673,6 +676,276 @@ static void test_salvage(void **st)
 	t_teardown(&ct);
 }
 
+/* ---- metadata in whole physical blocks (issue 19) ---- */
+
+/* Watches the metadata writes of a device (a vc_memdev fail hook). */
+struct md_watch {
+	u32 pbs;
+	u64 writes, bad, bad_sector;
+	u32 bad_len;
+};
+
+static int md_watch_fn(void *ctx, const struct vc_dev_io *io)
+{
+	struct md_watch *w = ctx;
+
+	if ((io->op != VC_DEV_WRITE && io->op != VC_DEV_WRITE_ZEROES) ||
+	    !(io->flags & VC_DEV_META))
+		return 0;
+	w->writes++;
+	if (((io->sector << 9) | io->len) & (w->pbs - 1)) {
+		if (!w->bad++) {
+			w->bad_sector = io->sector;
+			w->bad_len = io->len;
+		}
+	}
+	return 0;
+}
+
+static void md_watch_check(const struct md_watch *w)
+{
+	print_message("  %llu metadata writes, %llu not whole %u-byte blocks (first: sector %llu, %u bytes)\n",
+		      (unsigned long long)w->writes,
+		      (unsigned long long)w->bad, w->pbs,
+		      (unsigned long long)w->bad_sector, w->bad_len);
+	assert_true(w->writes > 0);
+	assert_int_equal(w->bad, 0);
+}
+
+/* Sectors [from, to) of the cache device read as zeroes. */
+static void assert_zero_sectors(struct vc_memdev *m, u64 from, u64 to)
+{
+	u8 sec[512], zero[512];
+
+	memset(zero, 0, sizeof(zero));
+	for (; from < to; from++) {
+		vc_memdev_peek(m, from, sec, sizeof(sec));
+		assert_memory_equal(sec, zero, sizeof(sec));
+	}
+}
+
+/*
+ * A cache device with 512-byte logical and 4 KiB physical blocks (the
+ * card): format 4 puts the superblock copies and the device table each in
+ * their own 4 KiB, the records in whole 4 KiB units, and every metadata
+ * write of a create, host writes with group commits and FUA, a flush on
+ * demand, names, attaching and detaching a second disk, a crash and its
+ * recovery, a clean shutdown and its load covers whole 4 KiB blocks,
+ * aligned.
+ */
+static void test_md_whole_physical_blocks(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct md_watch w = { .pbs = 4096 };
+	struct vc_memdev *b2 = vc_memdev_create("hdd1", 4096, true);
+	struct vc_memdev_stats ms;
+	struct vc_stats s;
+	struct vc_sb sb;
+	u32 i, id2;
+
+	(void)st;
+	assert_non_null(b2);
+	t_setup(&ct, 2100, 8192, true, &cfg);
+	vc_memdev_set_fail(ct.cm, md_watch_fn, &w);
+	assert_int_equal(ct.c->version, 4);
+	assert_int_equal(ct.c->md_unit, 4096);
+	assert_int_equal(ct.c->devtab_sector, 8);
+	assert_int_equal(ct.c->sb2_sector, 24);
+	assert_int_equal(ct.c->md_start, 32);
+	/* 34 record sectors rounded up to 5 units of 8 */
+	assert_int_equal(ct.c->md_sectors, 40);
+	assert_int_equal(ct.c->data_start % 8, 0);
+	rd_sector(VC_SB_SECTOR, &sb);
+	assert_int_equal(sb.version, 4);
+	assert_int_equal(sb.md_unit, 4096);
+	assert_int_equal(sb.md_sectors, 40);
+	/* each superblock copy alone in its 4 KiB */
+	assert_zero_sectors(ct.cm, 1, 8);
+	assert_zero_sectors(ct.cm, 25, 32);
+
+	fill_some(&ct);
+	for (i = 0; i < 300; i++)
+		assert_int_equal(t_write_pat(&ct, 4000 + (i * 37) % 4000, 1,
+					     i + 7, i % 5 ? 0 : VC_IO_FUA), 0);
+	assert_int_equal(t_io(&ct, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(vc_cache_set_label(ct.c, "db"), 0);
+	assert_int_equal(vc_cache_set_dev_label(ct.c, ct.dev, "pgdata"), 0);
+	assert_int_equal(vc_cache_attach(ct.c, vc_memdev_dev(b2), "hdd1",
+					 &id2), 0);
+	assert_int_equal(vc_cache_detach(ct.c, id2, 0), 0);
+	assert_int_equal(vc_cache_flush(ct.c, VC_DEV_ID_ALL, NULL, NULL), 0);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_write_pat(&ct, i * 5, 1, i + 1, 0), 0);
+	assert_int_equal(t_io(&ct, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	t_crash(&ct);
+	assert_int_equal(t_reload(&ct), 0);
+	s = t_stats(&ct);
+	assert_int_equal(s.dirty_blocks, 40);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_check_pat(&ct, i * 5, 1, i + 1), 0);
+	assert_int_equal(vc_cache_shutdown(ct.c, 0), 0);
+	ct.c = NULL;
+	assert_int_equal(t_reload(&ct), 0);
+	s = t_stats(&ct);
+	assert_int_equal(s.dirty_blocks, 40);
+	md_watch_check(&w);
+	vc_memdev_get_stats(ct.cm, &ms);
+	assert_int_equal(ms.meta_rmw_writes, 0);
+	/*
+	 * A superblock planted in cached data where a 64 KiB-unit cache
+	 * keeps its second copy (sector 256: a data block here), newer than
+	 * ours and valid in itself, is not taken: unit 0 is not padded as a
+	 * 64 KiB layout pads it.
+	 */
+	t_crash(&ct);
+	assert_true(ct.c == NULL);
+	rd_sector(VC_SB_SECTOR, &sb);
+	assert_true(256 >= sb.data_start);
+	sb.md_unit = 65536;
+	sb.md_start = 384;
+	sb.md_sectors = 128;
+	sb.data_start = 512;
+	sb.nr_blocks = 100;
+	sb.seq += 1000;
+	fix_sb_crc(&sb);
+	wr_sector(256, &sb);
+	assert_int_equal(t_reload(&ct), 0);
+	assert_int_equal(ct.c->md_unit, 4096);
+	assert_int_equal(ct.c->nr_blocks, 2100);
+	assert_int_equal(t_stats(&ct).dirty_blocks, 40);
+	t_teardown(&ct);
+	vc_memdev_destroy(b2);
+}
+
+/*
+ * 16 KiB physical blocks: the unit follows (sb copy 0, the device table at
+ * 32, copy 1 at 64, records from 96); a damaged copy 0 leaves copy 1,
+ * found where its unit puts it; a bad unit in the superblock is refused;
+ * physical blocks over 64 KiB cannot hold a cache.
+ */
+static void test_md_16k_physical_blocks(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct md_watch w = { .pbs = 16384 };
+	struct tenv t;
+	struct vc_sb sb, junk;
+	char err[160];
+	u32 i;
+
+	(void)st;
+	t_init();
+	memset(&t, 0, sizeof(t));
+	t.cm = vc_memdev_create("flash16k", 64 * 1024, true);
+	t.bm = vc_memdev_create("hdd", 8192 * 8, true);
+	assert_non_null(t.cm);
+	assert_non_null(t.bm);
+	vc_memdev_dev(t.cm)->physical_block_size = 16384;
+	vc_memdev_set_fail(t.cm, md_watch_fn, &w);
+	assert_int_equal(vc_cache_create(vc_memdev_dev(t.cm), &cfg, &t.c), 0);
+	assert_int_equal(t.c->md_unit, 16384);
+	assert_int_equal(t.c->devtab_sector, 32);
+	assert_int_equal(t.c->sb2_sector, 64);
+	assert_int_equal(t.c->md_start, 96);
+	assert_int_equal(t.c->md_sectors % 32, 0);
+	assert_int_equal(t.c->data_start % 32, 0);
+	assert_true(t.c->data_start + t.c->nr_blocks * 8 <= 64 * 1024);
+	assert_int_equal(t.c->nr_blocks,
+			 vc_cache_blocks_for_unit(64 * 1024, 4096, 16384));
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0",
+					 &t.dev), 0);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_write_pat(&t, i * 7, 1, i + 3, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	t_crash(&t);
+	/* copy 0 damaged: copy 1 at 64 carries the cache */
+	vc_memdev_peek(t.cm, VC_SB_SECTOR, &sb, sizeof(sb));
+	memset(&junk, 0x5a, sizeof(junk));
+	vc_memdev_poke(t.cm, VC_SB_SECTOR, &junk, sizeof(junk));
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 40);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_check_pat(&t, i * 7, 1, i + 3), 0);
+	assert_int_equal(vc_cache_shutdown(t.c, 0), 0);
+	t.c = NULL;
+	md_watch_check(&w);
+	/* a unit that is no power of two in range is refused */
+	vc_memdev_peek(t.cm, VC_SB_SECTOR, &sb, sizeof(sb));
+	vc_memdev_peek(t.cm, 64, &junk, sizeof(junk));
+	sb.md_unit = 6144;
+	fix_sb_crc(&sb);
+	vc_memdev_poke(t.cm, VC_SB_SECTOR, &sb, sizeof(sb));
+	memset(&junk, 0x5a, sizeof(junk));
+	vc_memdev_poke(t.cm, 64, &junk, sizeof(junk));
+	assert_int_equal(vc_cache_load(vc_memdev_dev(t.cm), 0, &t.c, err,
+				       sizeof(err)), -EUCLEAN);
+	print_message("  unit 6144: %s\n", err);
+	assert_non_null(strstr(err, "metadata unit"));
+	vc_memdev_destroy(t.cm);
+	/* 128 KiB physical blocks: refused */
+	t.cm = vc_memdev_create("flash128k", 64 * 1024, true);
+	vc_memdev_dev(t.cm)->physical_block_size = 128 * 1024;
+	assert_int_equal(vc_cache_create(vc_memdev_dev(t.cm), &cfg, &t.c),
+			 -EINVAL);
+	vc_memdev_destroy(t.cm);
+	vc_memdev_destroy(t.bm);
+}
+
+/*
+ * A version 3 cache (no unit field, records not rounded to a unit), left
+ * by an older module after a crash, loads with every dirty block, stays
+ * version 3 (an older module can still load it) and is written in 4 KiB
+ * units too: its layout keeps each structure in its own 4 KiB.  A
+ * version 4 superblock is refused cleanly by a version 3 loader (its
+ * version, and the unit in bytes a version 3 loader requires to be zero).
+ */
+static void test_loads_version_3(void **st)
+{
+	struct vc_cache_config cfg = quiet_cfg();
+	struct md_watch w = { .pbs = 4096 };
+	struct vc_sb sb, a, b;
+	u64 md;
+	u32 i;
+
+	(void)st;
+	t_setup(&ct, 2100, 8192, false, &cfg);
+	fill_some(&ct);
+	t_crash(&ct);
+	rd_sector(VC_SB_SECTOR, &a);
+	rd_sector(VC_SB2_SECTOR, &b);
+	sb = a.seq > b.seq ? a : b;
+	md = (sb.nr_blocks + VC_RECS_PER_SECTOR - 1) / VC_RECS_PER_SECTOR;
+	assert_true(md % 8 != 0);	/* the tail of the last unit */
+	sb.version = 3;
+	sb.md_sectors = md;
+	sb.md_unit = 0;
+	fix_sb_crc(&sb);
+	wr_sector(VC_SB_SECTOR, &sb);
+	sb.seq--;
+	fix_sb_crc(&sb);
+	wr_sector(VC_SB2_SECTOR, &sb);
+	vc_memdev_set_fail(ct.cm, md_watch_fn, &w);
+	assert_int_equal(t_reload(&ct), 0);
+	assert_int_equal(ct.c->version, 3);
+	assert_int_equal(ct.c->md_sectors, md);
+	assert_int_equal(t_stats(&ct).dirty_blocks, 40);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(t_check_pat(&ct, i * 5, 1, i + 1), 0);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(t_write_pat(&ct, 3000 + i * 3, 1, i, 0), 0);
+	assert_int_equal(t_io(&ct, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(vc_cache_shutdown(ct.c, 0), 0);
+	ct.c = NULL;
+	md_watch_check(&w);
+	rd_sector(VC_SB_SECTOR, &a);
+	rd_sector(VC_SB2_SECTOR, &b);
+	assert_int_equal(a.version, 3);
+	assert_int_equal(b.version, 3);
+	assert_int_equal(a.md_unit, 0);
+	assert_int_equal(t_reload(&ct), 0);
+	assert_int_equal(t_stats(&ct).dirty_blocks, 140);
+	t_teardown(&ct);
+}
+
 /* A cache device with 4096-byte logical blocks cannot take our metadata. */
 static void test_4kn_cache_device(void **st)
 {
@@ -716,6 +989,9 @@ int main(void)
 		cmocka_unit_test(test_forget),
 		cmocka_unit_test(test_salvage),
 		cmocka_unit_test(test_4kn_cache_device),
+		cmocka_unit_test(test_md_whole_physical_blocks),
+		cmocka_unit_test(test_md_16k_physical_blocks),
+		cmocka_unit_test(test_loads_version_3),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

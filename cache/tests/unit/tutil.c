@@ -74,6 +74,8 @@ void t_setup(struct tenv *t, u64 cache_blocks, u64 back_blocks, bool vol,
 	t->bm = vc_memdev_create("hdd", t->back_sectors, vol);
 	assert_non_null(t->cm);
 	assert_non_null(t->bm);
+	/* the card's geometry: 512-byte logical, 4 KiB physical blocks */
+	vc_memdev_dev(t->cm)->physical_block_size = 4096;
 	def = *cfg;
 	def.nr_blocks = cache_blocks;
 	assert_int_equal(vc_cache_create(vc_memdev_dev(t->cm), &def, &t->c), 0);
@@ -84,9 +86,14 @@ void t_setup(struct tenv *t, u64 cache_blocks, u64 back_blocks, bool vol,
 
 void t_teardown(struct tenv *t)
 {
+	struct vc_memdev_stats ms;
+
 	if (t->c)
 		assert_int_equal(vc_cache_shutdown(t->c, 0), 0);
 	t->c = NULL;
+	vc_memdev_get_stats(t->cm, &ms);
+	if (!t->md_rmw_ok)
+		assert_int_equal(ms.meta_rmw_writes, 0);
 	vc_memdev_destroy(t->cm);
 	vc_memdev_destroy(t->bm);
 }

@@ -27,6 +27,12 @@ struct tenv {
 	u32 dev;
 	u64 cache_sectors, back_sectors;
 	bool vol;
+	/*
+	 * The cache device has the card's 4 KiB physical blocks: t_teardown()
+	 * fails if a metadata write covered one only in part, unless the
+	 * test set this (an older format, written by the sector).
+	 */
+	bool md_rmw_ok;
 };
 
 extern u64 t_now_ns;

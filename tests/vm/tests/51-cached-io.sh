@@ -7,7 +7,9 @@
 # and detach of a second backing device); then discard (zeroes, reaches the
 # backing device), write-zeroes, the flush period (age-based write-back),
 # the dirty watermarks under sustained random writes, the sequential
-# cutoff and the PID lists.  One boot, one card, the simulated HDD.
+# cutoff, no card read-modify-write and at most 0.1 card flushes per host
+# write under 4 KiB random writes with fsync (firmware counters), and the
+# PID lists.  One boot, one card, the simulated HDD.
 . "$(dirname "$0")/lib.sh"
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 "$RUN" --cards 1 --card-size 512M --hdd-size 1G --hdd-model fast \

@@ -24,8 +24,28 @@ static int rd(int fd, uint64_t sector, void *buf, size_t len)
 	return -1;
 }
 
+/*
+ * Sectors 1 .. @usec - 1 all zero: the engine takes a second copy beyond
+ * sector 24 (a unit over 4 KiB) only then (a copy planted in cached data
+ * never passes: every other layout has a device table in there).
+ */
+static bool unit0_zero(int fd, uint32_t usec)
+{
+	unsigned char sec[512];
+	uint32_t s, j;
+
+	for (s = 1; s < usec; s++) {
+		if (rd(fd, s, sec, sizeof(sec)))
+			return false;
+		for (j = 0; j < sizeof(sec); j++)
+			if (sec[j])
+				return false;
+	}
+	return true;
+}
+
 /* A superblock copy read at @where that is valid there. */
-static bool sb_ok(const struct vc_sb *in, uint64_t where)
+static bool sb_ok(int fd, const struct vc_sb *in, uint64_t where)
 {
 	struct vc_sb sb = *in;
 	uint32_t crc = vc_le32_to_cpu(sb.crc), v = vc_le32_to_cpu(sb.version);
@@ -33,10 +53,14 @@ static bool sb_ok(const struct vc_sb *in, uint64_t where)
 	if (vc_le64_to_cpu(sb.magic) != VC_SB_MAGIC ||
 	    v < VC_FORMAT_VERSION_MIN || v > VC_FORMAT_VERSION)
 		return false;
-	if (where != VC_SB_SECTOR && where != vc_fmt_sb2_sector(v))
+	if (where != VC_SB_SECTOR &&
+	    where != vc_fmt_sb2_sector(v, vc_le32_to_cpu(sb.md_unit)))
 		return false;
 	sb.crc = 0;
-	return vc_crc32c(~0u, &sb, sizeof(sb)) == crc;
+	if (vc_crc32c(~0u, &sb, sizeof(sb)) != crc)
+		return false;
+	return where <= VC_SB2_SECTOR ||
+	       unit0_zero(fd, vc_le32_to_cpu(sb.md_unit) >> 9);
 }
 
 static int count_dirty(int fd, const struct vc_sb *sb, struct vcc_probe *p)
@@ -67,8 +91,7 @@ static int count_dirty(int fd, const struct vc_sb *sb, struct vcc_probe *p)
 
 int vcc_probe_cache(const char *path, bool dirty, struct vcc_probe *p)
 {
-	static const uint64_t where[] = { VC_SB_SECTOR, VC_SB2_SECTOR,
-					  VC_V2_SB2_SECTOR };
+	static const uint64_t where[] = VC_SB_CANDIDATES;
 	struct vc_sb cand, best;
 	bool found = false;
 	unsigned int i;
@@ -79,7 +102,7 @@ int vcc_probe_cache(const char *path, bool dirty, struct vcc_probe *p)
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 		if (rd(fd, where[i], &cand, sizeof(cand)) ||
-		    !sb_ok(&cand, where[i]))
+		    !sb_ok(fd, &cand, where[i]))
 			continue;
 		if (!found || vc_le64_to_cpu(cand.seq) > vc_le64_to_cpu(best.seq))
 			best = cand;

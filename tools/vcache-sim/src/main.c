@@ -66,6 +66,8 @@ static void usage(FILE *f)
 "      --flash-latency R[,W]  flash read[,write] latency in us\n"
 "      --hdd-seek MS       disk seek + rotation per random I/O\n"
 "      --hdd-mbps N        disk transfer rate\n"
+"      --flash-phys-block B  flash physical block in bytes (4096); writes\n"
+"                          covering one in part are counted as RMWs\n"
 "  -f, --format FMT        auto, blkparse or iolog (default auto)\n"
 "  -e, --event E           blkparse event to replay: Q, D or C (default Q)\n"
 "      --skip-bad          skip malformed trace lines (default: fail)\n"
@@ -293,7 +295,7 @@ int main(int argc, char **argv)
 	enum {
 		O_HIGH = 256, O_LOW, O_PERIOD, O_SEQ, O_ADMIT, O_DRAIN,
 		O_BACKING, O_SKIP, O_RATE, O_NOOPT, O_REF, O_JSON,
-		O_LAT, O_FLAT, O_SEEK, O_MBPS, O_TARGET,
+		O_LAT, O_FLAT, O_SEEK, O_MBPS, O_TARGET, O_PHYS,
 	};
 	double dv;
 	char *end;
@@ -315,6 +317,7 @@ int main(int argc, char **argv)
 		{ "flash-latency", required_argument, NULL, O_FLAT },
 		{ "hdd-seek", required_argument, NULL, O_SEEK },
 		{ "hdd-mbps", required_argument, NULL, O_MBPS },
+		{ "flash-phys-block", required_argument, NULL, O_PHYS },
 		{ "target-hit", required_argument, NULL, O_TARGET },
 		{ "format", required_argument, NULL, 'f' },
 		{ "event", required_argument, NULL, 'e' },
@@ -451,6 +454,12 @@ int main(int argc, char **argv)
 			if (errno || end == optarg || *end || !(target > 0) ||
 			    target > 100)
 				die("target hit ratio must be a percentage (0..100]");
+			break;
+		case O_PHYS:
+			if (vs_parse_uint(optarg, 512, 65536, &v) ||
+			    (v & (v - 1)))
+				die("flash physical block must be a power of two, 512..65536 bytes");
+			cfg.flash_phys_block = (uint32_t)v;
 			break;
 		case O_MBPS:
 			if (vs_parse_uint(optarg, 1, 1000000, &v))
@@ -636,6 +645,7 @@ int main(int argc, char **argv)
 			F(bypass_admission); F(bypass_nospace); F(bypass_busy);
 			F(flash_bytes_written); F(flash_meta_bytes_written);
 			F(flash_meta_writes); F(flash_flushes);
+			F(flash_rmw_writes); F(flash_meta_rmw_writes);
 			F(flash_bytes_read); F(backing_ios);
 			F(backing_read_ios); F(backing_write_ios);
 			F(backing_bytes_read); F(backing_bytes_written);

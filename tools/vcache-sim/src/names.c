@@ -24,4 +24,5 @@ void vs_cfg_init(struct vs_cfg *c)
 	c->flash_write_ns = 20000;
 	c->hdd_seek_ns = 8000000;
 	c->hdd_bytes_per_s = 150000000;
+	c->flash_phys_block = 4096;
 }

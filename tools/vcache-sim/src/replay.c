@@ -56,6 +56,7 @@ struct simdev {
 	/* counters */
 	uint64_t reads, writes, flushes, discards;
 	uint64_t bytes_read, bytes_written, meta_bytes_written, meta_writes;
+	uint64_t rmw_writes, meta_rmw_writes;	/* partial physical blocks */
 };
 
 /* (device, block) -> value, open addressing */
@@ -509,6 +510,13 @@ static void sim_submit(struct vc_dev *dev, struct vc_dev_io *io)
 			d->meta_bytes_written += io->len;
 			d->meta_writes++;
 		}
+		if (dev->physical_block_size > 512 &&
+		    ((io->sector * 512) | io->len) &
+		    (dev->physical_block_size - 1)) {
+			d->rmw_writes++;
+			if (io->flags & VC_DEV_META)
+				d->meta_rmw_writes++;
+		}
 		if (io->flags & VC_DEV_PREFLUSH)
 			d->flushes++;
 		if (d->backing)
@@ -840,6 +848,7 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	 */
 	fsect = nblocks * (c->block_size / 512) * 2 + (64ull << 11);
 	dev_init(s, &s->flash, "sim-flash", fsect, false, 0);
+	s->flash.dev.physical_block_size = c->flash_phys_block;
 
 	s->now = CLOCK_BASE_NS;
 	vc_posix_set_log_level(1);
@@ -964,6 +973,8 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->flash_meta_bytes_written = s->flash.meta_bytes_written;
 	res->flash_meta_writes = s->flash.meta_writes;
 	res->flash_flushes = s->flash.flushes;
+	res->flash_rmw_writes = s->flash.rmw_writes;
+	res->flash_meta_rmw_writes = s->flash.meta_rmw_writes;
 	res->flash_bytes_read = s->flash.bytes_read;
 	for (d = 0; d < t->ndevs; d++) {
 		const struct simdev *b = &s->bdev[d];

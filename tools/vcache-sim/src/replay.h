@@ -46,6 +46,12 @@ struct vs_cfg {
 	uint64_t flash_read_ns, flash_write_ns;
 	uint64_t hdd_seek_ns;
 	uint64_t hdd_bytes_per_s;
+	/*
+	 * The flash device's physical block (bytes, the card's: 4096): what
+	 * the engine is told, and what a write must cover whole not to be a
+	 * read-modify-write.
+	 */
+	uint32_t flash_phys_block;
 	/* raw engine parameters (--param NAME=VALUE), applied last */
 	unsigned int nparams;
 	const char *param_name[VS_MAX_PARAMS];
@@ -68,6 +74,8 @@ struct vs_result {
 	uint64_t flash_meta_bytes_written;
 	uint64_t flash_meta_writes;		/* metadata write I/Os */
 	uint64_t flash_flushes;			/* FLUSH + PREFLUSH on the flash */
+	/* writes covering a physical block only in part: all, metadata */
+	uint64_t flash_rmw_writes, flash_meta_rmw_writes;
 	uint64_t flash_bytes_read;
 	uint64_t backing_ios;		/* reads + writes + discards */
 	uint64_t backing_read_ios, backing_write_ios;

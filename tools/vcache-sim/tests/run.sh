@@ -309,9 +309,11 @@ if [ "$(grep -c ' sync ' "$T/fs.iolog")" = 93 ] &&
 r = d["runs"][0]
 assert r["writes"] == 3000 and r["flushes"] == 93, r
 # every FLUSH reaches the flash at least once; metadata goes out as writes
+# of whole 4 KiB physical blocks (format 4), none a read-modify-write
 assert r["flash_flushes"] >= r["flushes"], r
 assert r["flash_meta_writes"] > 0, r
-assert r["flash_meta_bytes_written"] == 512 * r["flash_meta_writes"], r
+assert r["flash_meta_bytes_written"] == 4096 * r["flash_meta_writes"], r
+assert r["flash_meta_rmw_writes"] == 0 and r["flash_rmw_writes"] == 0, r
 '
 else
 	bad gen_fsync_flash_flushes "$(cat "$T/err")"
