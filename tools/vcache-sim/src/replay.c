@@ -93,6 +93,11 @@ struct sim {
 	/* host writes in flight: (dev, block) -> how many */
 	struct dmap inflight;
 	uint64_t overlapping_writes;	/* writes on blocks being written */
+	/*
+	 * (dev, block) -> 1: two host writes were in flight on it at once
+	 * (until none is): which one the engine ends with is either
+	 */
+	struct dmap overlap;
 	unsigned int in_flash_read_end;	/* inside a flash read's end_io */
 	/* dirty blocks: (dev, block) -> time they became dirty */
 	struct dmap dirty;
@@ -636,10 +641,24 @@ static void host_end_io(struct vc_host_io *hio, int err)
 		for (blk = r->off / s->block_size; blk <= last; blk++) {
 			uint64_t key = dkey(r->dev, blk);
 
+			/*
+			 * Overlapping writes: an older one may end after a
+			 * newer one went around the cache (the shadow called
+			 * the block clean then) and leave its data dirty in
+			 * the cache; the block layer orders neither, so the
+			 * engine says which it kept.
+			 */
+			if (dmap_get(&s->overlap, key, &v) &&
+			    vc_cache_get_mode(s->cache) == VC_MODE_WB &&
+			    vc_cache_block_dirty(s->cache, s->bid[r->dev], blk) &&
+			    dmap_set_new(&s->dirty, key, h->submit_ns))
+				s->oom = true;
 			if (dmap_get(&s->inflight, key, &v)) {
 				dmap_take(&s->inflight, key, &v);
 				if (v > 1 && dmap_put(&s->inflight, key, v - 1))
 					s->oom = true;
+				else if (v == 1)
+					dmap_take(&s->overlap, key, &v);
 			}
 		}
 	} else if (r->op == VS_DISCARD && !err) {
@@ -755,8 +774,13 @@ static int submit_req(struct sim *s, const struct vs_req *r, size_t idx,
 		     blk <= (r->off + r->len - 1) / s->block_size; blk++) {
 			uint64_t key = dkey(r->dev, blk), v = 0, v2;
 
-			if (dmap_get(&s->inflight, key, &v))
+			if (dmap_get(&s->inflight, key, &v)) {
 				overlap = true;
+				if (dmap_put(&s->overlap, key, 1)) {
+					free(h);
+					return -ENOMEM;
+				}
+			}
 			if (dmap_get(&s->dirty, key, &v2) &&
 			    dmap_put(&s->lastw, key, 1)) {
 				free(h);
@@ -801,13 +825,16 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	s = calloc(1, sizeof(*s));
 	if (!s || dmap_resize(&s->dirty, 1 << 16) ||
 	    dmap_resize(&s->inflight, 1 << 10) ||
+	    dmap_resize(&s->overlap, 1 << 10) ||
 	    dmap_resize(&s->lastw, 1 << 16) ||
 	    dmap_resize(&s->settle, 1 << 10) ||
 	    dmap_resize(&s->pend, 1 << 12)) {
 		if (s) {
 			dmap_free(&s->dirty);
 			dmap_free(&s->inflight);
+			dmap_free(&s->overlap);
 			dmap_free(&s->lastw);
+	dmap_free(&s->overlap);
 			dmap_free(&s->settle);
 			dmap_free(&s->pend);
 			free(s);
