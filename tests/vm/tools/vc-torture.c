@@ -6,6 +6,7 @@
  *   vc-torture write DEV NBLK SEED SECONDS ACKFILE [LWNAME]
  *       Writes generations 1, 2, ... of a plan that is a pure function of
  *       SEED: generation G writes one block, or an extent of 2-16 blocks,
+ *       or (one in six) again the extent of one of the 8 before it,
  *       of 4 KiB, O_DIRECT, each block saying (SEED, block, G) and filled
  *       with bytes derived from them.  Every 1-32 writes it syncs (fsync,
  *       fdatasync, or an O_DSYNC write) and, once that returned, records
@@ -59,9 +60,9 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* The plan: generation g writes blocks [*start, *start + *len). */
-static void plan(uint64_t seed, uint64_t g, uint64_t nblk, uint64_t *start,
-		 uint64_t *len)
+/* Generation g's own extent: one block, or 2-16 blocks (12%). */
+static void own_plan(uint64_t seed, uint64_t g, uint64_t nblk, uint64_t *start,
+		     uint64_t *len)
 {
 	uint64_t r = mix(seed * 0x100000001b3ull ^ g);
 	uint64_t r2 = mix(r);
@@ -70,6 +71,23 @@ static void plan(uint64_t seed, uint64_t g, uint64_t nblk, uint64_t *start,
 	if (*len > nblk)
 		*len = nblk;
 	*start = r2 % (nblk - *len + 1);
+}
+
+/*
+ * The plan: generation g writes blocks [*start, *start + *len).  One in
+ * six rewrites the extent of one of the 8 generations before it: a block
+ * written again while its previous version may still be in flight in the
+ * engine (being written back, its record not yet committed), the races
+ * a uniform plan over thousands of blocks almost never makes.
+ */
+static void plan(uint64_t seed, uint64_t g, uint64_t nblk, uint64_t *start,
+		 uint64_t *len)
+{
+	uint64_t r = mix(mix(seed ^ 0x7265777269746521ull) ^ g);
+
+	if (g > 8 && r % 6 == 0)
+		g -= 1 + (r >> 32) % 8;
+	own_plan(seed, g, nblk, start, len);
 }
 
 struct hdr {
