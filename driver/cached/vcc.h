@@ -88,6 +88,9 @@ struct vcc_cache {
 
 	struct vcc_dev *devs[VC_MAX_BACKING];
 	struct vcc_conf_dev conf[VC_MAX_BACKING];
+	/* a card cache that failed to load: its table settings, for SALVAGE */
+	void *failed_conf;
+	u32 failed_conf_len;
 
 	/* background flush started by VCACHE_CMD_FLUSH */
 	u32 flush_seq;
@@ -142,8 +145,15 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	       struct netlink_ext_ack *ext);
 int vcc_hotplug(dev_t devt, const char *ident, struct netlink_ext_ack *ext);
-/* Load the cache a block device (not a card) holds; -ENODATA: none. */
-int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext);
+/*
+ * Load the cache a block device (not a card) holds; -ENODATA: none.  Damaged
+ * metadata is refused unless @salvage (vcc_card.c: VCACHE_F_SALVAGE).
+ */
+int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext);
+/* Recompute @c's state (not FAILED or STOPPING) and announce a change. */
+void vcc_update_state(struct vcc_cache *c);
+/* SALVAGE: load again, salvaging, card cache @c that failed to load. */
+int vcc_card_salvage(struct vcc_cache *c, struct netlink_ext_ack *ext);
 /* REPAIR_TABLE (vcc_card.c): rewrite the damaged table of card @devt. */
 int vcc_card_repair(dev_t devt, bool force, struct netlink_ext_ack *ext);
 int vcc_flush_start(struct vcc_cache *c, struct vcc_dev *d,

@@ -526,6 +526,7 @@ void vcc_free(struct vcc_cache *c)
 {
 	if (c->card)
 		vcd_card_put(c->card);
+	kfree(c->failed_conf);
 	kfree(c);
 }
 
@@ -563,7 +564,7 @@ void vcc_publish(struct vcc_cache *c)
 }
 
 /* Recompute the state after a device came or went. */
-static void vcc_update_state(struct vcc_cache *c)
+void vcc_update_state(struct vcc_cache *c)
 {
 	enum vcache_state old = c->state;
 

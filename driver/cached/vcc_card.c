@@ -314,6 +314,35 @@ int vcc_flash_forget(struct vcc_cache *c)
 }
 
 /* ------------------------------------------------------------ restore */
+/*
+ * Automatic loads (a card's probe, a plain device's hotplug) never
+ * salvage: a record sector or record that does not verify may have named
+ * dirty blocks that nothing names any more, and those would read as the
+ * backing device's older data, silently.  Such a cache is refused with
+ * its reason; the administrator may salvage it (vcache-config salvage),
+ * taking that risk knowingly.
+ */
+static const char *vcc_salvage_hint(int err)
+{
+	return err == -EUCLEAN || err == -EIO ?
+	       "; if its records are damaged, vcache-config salvage loads what verifies" :
+	       "";
+}
+
+/*
+ * The engine of card cache @c is loaded: its table settings @conf, then
+ * its cached devices (waiting for their backing devices).
+ */
+static void vcc_card_loaded(struct vcc_cache *c, const void *conf,
+			    u32 conf_len)
+{
+	c->block_size = vcc_engine_block_size(c);
+	if (vcc_conf_decode(c, conf, conf_len))
+		pr_warn("%s: its settings in the card's table are damaged: cached device names are made up, settings are the cache's own\n",
+			c->name);
+	vcc_restore_devs(c);
+}
+
 /* Bring back cache @ri of @card (vcc_lock held).  Failures are logged. */
 static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 {
@@ -346,24 +375,17 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 		goto out_fail;
 	}
 	vcc_flash_init_region(c);
-	/*
-	 * Salvage: a damaged record sector does not strand every other dirty
-	 * block; what it described is logged and counted (load_bad_sectors),
-	 * and the blocks it still names read as errors (lost markers).
-	 */
-	err = vc_cache_load(&c->flash.dev, VC_LOAD_SALVAGE, &c->engine, msg,
-			    sizeof(msg));
+	err = vc_cache_load(&c->flash.dev, 0, &c->engine, msg, sizeof(msg));
 	if (err) {
-		pr_err("%s: cannot load the cache: %s (error %d); it stays failed until deleted\n",
-		       c->name, msg, err);
+		pr_err("%s: cannot load the cache: %s (error %d); it stays failed until deleted%s\n",
+		       c->name, msg, err, vcc_salvage_hint(err));
 		c->engine = NULL;
+		/* kept for a salvage; without it, names are made up then */
+		c->failed_conf = kmemdup(ri->conf, ri->conf_len, GFP_KERNEL);
+		c->failed_conf_len = c->failed_conf ? ri->conf_len : 0;
 		goto out_fail;
 	}
-	c->block_size = vcc_engine_block_size(c);
-	if (vcc_conf_decode(c, ri->conf, ri->conf_len))
-		pr_warn("%s: its settings in the card's table are damaged: cached device names are made up, settings are the cache's own\n",
-			c->name);
-	vcc_restore_devs(c);
+	vcc_card_loaded(c, ri->conf, ri->conf_len);
 	vcc_publish(c);
 	pr_info("%s: loaded from %s\n", c->name, info.disk);
 	vcnl_event(c, VCACHE_EV_LOADED, NULL, 0, NULL);
@@ -377,6 +399,53 @@ out_fail:
 	return;
 out_free:
 	vcc_free(c);
+}
+
+int vcc_card_salvage(struct vcc_cache *c, struct netlink_ext_ack *ext)
+{
+	char msg[128] = "";
+	struct vc_stats *st;
+	int err;
+
+	lockdep_assert_held(&vcc_lock);
+	if (!c->card || c->engine || c->state != VCACHE_STATE_FAILED) {
+		vcc_ext_err(ext, "%s: only a card cache that failed to load is salvaged",
+			    c->name);
+		return -EINVAL;
+	}
+	err = vcd_region_open(c->card, c->name, &c->region);
+	if (err) {
+		vcc_ext_err(ext, "%s: cannot open its region (error %d)", c->name,
+			    err);
+		return err;
+	}
+	vcc_flash_init_region(c);
+	err = vc_cache_load(&c->flash.dev, VC_LOAD_SALVAGE, &c->engine, msg,
+			    sizeof(msg));
+	if (err) {
+		c->engine = NULL;
+		vcc_flash_close(c);
+		pr_err("%s: salvage: cannot load the cache: %s (error %d)\n",
+		       c->name, msg, err);
+		vcc_ext_err(ext, "%s: not loaded: %s", c->name, msg[0] ? msg : "?");
+		return err;
+	}
+	vcc_card_loaded(c, c->failed_conf, c->failed_conf_len);
+	kfree(c->failed_conf);
+	c->failed_conf = NULL;
+	c->failed_conf_len = 0;
+	c->state = VCACHE_STATE_RUNNING;
+	vcc_update_state(c);
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (st) {
+		vc_cache_get_stats(c->engine, st);
+		pr_warn("%s: salvaged by the administrator: %llu record sectors and %llu records skipped, %llu blocks marked lost\n",
+			c->name, st->load_bad_sectors, st->load_bad_records,
+			st->lost_marked);
+		kfree(st);
+	}
+	vcnl_event(c, VCACHE_EV_LOADED, NULL, 0, NULL);
+	return 0;
 }
 
 /* A cache of @card waits for a backing device (vcc_lock held). */
@@ -481,7 +550,7 @@ void vcc_card_exit(void)
 }
 
 /* ------------------------------------------- caches on a block device */
-int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext)
+int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 {
 	struct vc_backing_info bi;
 	char msg[128] = "", name[VC_LABEL_LEN];
@@ -513,9 +582,12 @@ int vcc_bdev_load(dev_t devt, struct netlink_ext_ack *ext)
 	}
 	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
 	vcc_flash_init_dev(c, c->fh.bdev, 0);
-	err = vc_cache_load(&c->flash.dev, VC_LOAD_SALVAGE, &c->engine, msg,
-			    sizeof(msg));
+	err = vc_cache_load(&c->flash.dev, salvage ? VC_LOAD_SALVAGE : 0,
+			    &c->engine, msg, sizeof(msg));
 	if (err) {
+		pr_err("%s: no cache loaded: %s (error %d)%s\n", c->flash_name,
+		       msg[0] ? msg : "?", err,
+		       salvage ? "" : vcc_salvage_hint(err));
 		vcc_ext_err(ext, "%s: no cache loaded: %s (error %d)",
 			    c->flash_name, msg[0] ? msg : "?", err);
 		c->engine = NULL;

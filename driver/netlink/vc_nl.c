@@ -618,9 +618,10 @@ static int vcnl_hotplug(struct sk_buff *skb, struct genl_info *info)
 		return -EPERM;
 	if (info->attrs[VCACHE_A_FLAGS])
 		flags = nla_get_u32(info->attrs[VCACHE_A_FLAGS]);
-	if (flags & ~VCACHE_F_LOAD_CACHE) {
+	if ((flags & ~(VCACHE_F_LOAD_CACHE | VCACHE_F_SALVAGE)) ||
+	    ((flags & VCACHE_F_SALVAGE) && !(flags & VCACHE_F_LOAD_CACHE))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VCACHE_A_FLAGS],
-				    "HOTPLUG takes only the load-cache flag");
+				    "HOTPLUG takes load-cache, and salvage with it");
 		return -EINVAL;
 	}
 	err = vcnl_parse_backing(info, &b, true);
@@ -628,7 +629,8 @@ static int vcnl_hotplug(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	mutex_lock(&vcc_lock);
 	if (flags & VCACHE_F_LOAD_CACHE)
-		err = vcc_bdev_load(b.devt, info->extack);
+		err = vcc_bdev_load(b.devt, flags & VCACHE_F_SALVAGE,
+				    info->extack);
 	else
 		err = vcc_hotplug(b.devt, b.ident, info->extack);
 	mutex_unlock(&vcc_lock);
@@ -677,6 +679,20 @@ static int vcnl_repair_table(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	return vcc_card_repair(devt, flags & VCACHE_F_FORCE, info->extack);
+}
+
+static int vcnl_salvage(struct sk_buff *skb, struct genl_info *info)
+{
+	struct vcc_cache *c;
+	int err;
+
+	if (!vcnl_admin(skb, info))
+		return -EPERM;
+	mutex_lock(&vcc_lock);
+	c = vcnl_cache(info);
+	err = c ? vcc_card_salvage(c, info->extack) : -ENOENT;
+	mutex_unlock(&vcc_lock);
+	return err;
 }
 
 /* ------------------------------------------------------------ LAT_GET */
@@ -766,6 +782,7 @@ static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_RESET_STATS, .doit = vcnl_reset_stats },
 	{ .cmd = VCACHE_CMD_LAT_GET, .doit = vcnl_lat_get },
 	{ .cmd = VCACHE_CMD_REPAIR_TABLE, .doit = vcnl_repair_table },
+	{ .cmd = VCACHE_CMD_SALVAGE, .doit = vcnl_salvage },
 };
 
 static const struct genl_multicast_group vcnl_mcgrps[] = {

@@ -129,6 +129,17 @@ enum vcache_cmd {
 	 * on the card, unreachable, below the raw disk's end).
 	 */
 	VCACHE_CMD_REPAIR_TABLE,
+	/*
+	 * Load again, salvaging, the card cache NAME whose metadata did not
+	 * verify when its card was probed (state FAILED, nothing loaded):
+	 * every record that verifies is loaded, the rest is counted
+	 * (load_bad_sectors, load_bad_records) and logged, and the metadata
+	 * is rewritten.  Blocks a damaged record described may read older
+	 * data: the administrator's decision, never taken automatically.
+	 * EINVAL for any other cache.  (A cache on a plain block device:
+	 * HOTPLUG with LOAD_CACHE | SALVAGE.)
+	 */
+	VCACHE_CMD_SALVAGE,
 	__VCACHE_CMD_MAX,
 };
 #define VCACHE_CMD_MAX (__VCACHE_CMD_MAX - 1)
@@ -193,7 +204,12 @@ enum vcache_attr {
 #define VCACHE_F_LOAD_CACHE	(1u << 3)
 /* REPAIR_TABLE: forget the caches a damaged table still lists. */
 #define VCACHE_F_FORCE		(1u << 4)
-#define VCACHE_F_ALL		0x1fu
+/*
+ * HOTPLUG with LOAD_CACHE: load the cache even if its metadata is damaged
+ * (salvage: see VCACHE_CMD_SALVAGE).  Without it such a cache is refused.
+ */
+#define VCACHE_F_SALVAGE	(1u << 5)
+#define VCACHE_F_ALL		0x3fu
 
 enum vcache_backing_attr {
 	VCACHE_B_UNSPEC,

@@ -18,6 +18,7 @@ static const struct vcc_name cmd_names[] = {
 	{ "list", VCC_LIST }, { "show", VCC_SHOW }, { "hotplug", VCC_HOTPLUG },
 	{ "ident", VCC_IDENT }, { "reset-stats", VCC_RESET_STATS },
 	{ "cards", VCC_CARDS }, { "repair-table", VCC_REPAIR_TABLE },
+	{ "salvage", VCC_SALVAGE },
 	/* aliases */
 	{ "destroy", VCC_DELETE }, { "remove", VCC_DELETE },
 	{ "ls", VCC_LIST }, { "info", VCC_SHOW }, { "status", VCC_SHOW },
@@ -520,6 +521,20 @@ static int parse_cmd(struct vcc_args *a, struct parsed *p)
 					     p->pos[0], a->cache.name);
 		a->has_cache = true;
 		a->force = p->given[O_FORCE];
+		return 0;
+	case VCC_SALVAGE:
+		if (p->npos < 1)
+			return vcc_usage_err("salvage: NAME (a card cache that failed to load) or DEV (a block device holding a cache) is missing");
+		if (no_more(a, p, 1))
+			return -1;
+		if (!strchr(p->pos[0], '/'))
+			return take_name(a, p, "cache NAME");
+		if (vcc_dev_open(p->pos[0], &a->cache))
+			return -1;
+		if (a->cache.is_card)
+			return vcc_usage_err("salvage: %s is a card: name its cache instead (vcache-config list)",
+					     p->pos[0]);
+		a->has_cache = true;
 		return 0;
 	case VCC_HOTPLUG:
 	case VCC_IDENT:

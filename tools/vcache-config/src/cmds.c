@@ -546,8 +546,17 @@ static int hotplug_cache(struct vcc_nl *nl, const struct vcc_dev *b)
 		return NOMEM();
 	}
 	snprintf(what, sizeof(what), "load the cache on %s", b->path);
-	if (vcc_nl_do(nl, msg, what, &err))
-		return err == EBUSY ? 0 : -1;	/* loaded (or in use) already */
+	if (vcc_nl_do(nl, msg, what, &err)) {
+		size_t n = strlen(vcc_errbuf);
+
+		if (err == EBUSY)
+			return 0;	/* loaded (or in use) already */
+		if (err == EUCLEAN || err == EIO)
+			snprintf(vcc_errbuf + n, sizeof(vcc_errbuf) - n,
+				 "\n  (damaged metadata is never salvaged automatically: 'vcache-config salvage %s' loads what verifies; see 'vcache-config help salvage')",
+				 b->path);
+		return -1;
+	}
 	printf("%s: cache %s loaded\n", b->path, p.name[0] ? p.name : "(unnamed)");
 	return 1;
 }
@@ -676,4 +685,42 @@ int vcc_cmd_repair_table(struct vcc_nl *nl, struct vcc_args *a)
 	       a->cache.name,
 	       a->force ? " (any cache the damaged table listed is forgotten)" : "");
 	return 0;
+}
+
+/*
+ * Load a cache whose metadata did not verify, skipping what does not: a
+ * card cache by NAME (VCACHE_CMD_SALVAGE), a plain device's by DEV
+ * (HOTPLUG with LOAD_CACHE | SALVAGE).
+ */
+int vcc_cmd_salvage(struct vcc_nl *nl, struct vcc_args *a)
+{
+	struct nl_msg *msg;
+	char what[160];
+	int err = 0;
+
+	if (a->has_cache) {
+		msg = vcc_nl_msg(nl, VCACHE_CMD_HOTPLUG, 0);
+		if (!msg || put_backing(msg, &a->cache, NULL) ||
+		    nla_put_u32(msg, VCACHE_A_FLAGS,
+				VCACHE_F_LOAD_CACHE | VCACHE_F_SALVAGE)) {
+			nlmsg_free(msg);
+			return NOMEM();
+		}
+		snprintf(what, sizeof(what), "salvage the cache on %s",
+			 a->cache.path);
+	} else {
+		msg = named_msg(nl, VCACHE_CMD_SALVAGE, a->name);
+		if (!msg)
+			return NOMEM();
+		snprintf(what, sizeof(what), "salvage cache %s", a->name);
+	}
+	if (vcc_nl_do(nl, msg, what, &err))
+		return -1;
+	printf("%s: loaded; what did not verify was skipped: see the kernel log and\n"
+	       "  vcache-config show NAME --all (load_bad_sectors, load_bad_records,\n"
+	       "  lost_marked: blocks that read as errors until rewritten); blocks the\n"
+	       "  damage described may read older data\n",
+	       a->has_cache ? a->cache.path : a->name);
+	/* its cached devices wait: offer every block device, as hotplug does */
+	return hotplug_all(nl) < 0 ? -1 : 0;
 }

@@ -22,5 +22,6 @@ int vcc_cmd_ident(struct vcc_nl *nl, struct vcc_args *a);
 int vcc_cmd_reset_stats(struct vcc_nl *nl, struct vcc_args *a);
 int vcc_cmd_cards(struct vcc_nl *nl, struct vcc_args *a);
 int vcc_cmd_repair_table(struct vcc_nl *nl, struct vcc_args *a);
+int vcc_cmd_salvage(struct vcc_nl *nl, struct vcc_args *a);
 
 #endif

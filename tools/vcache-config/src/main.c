@@ -87,6 +87,14 @@ static const struct command commands[] = {
 	  "again.  Refused (exit 4) while a damaged copy still lists caches;\n"
 	  "--force forgets them: their data stays on the card but no cache can\n"
 	  "be loaded from it, and the raw disk may overwrite it." },
+	{ VCC_SALVAGE, vcc_cmd_salvage, true, "salvage NAME | salvage DEV",
+	  "Load a cache whose metadata does not verify (refused at boot and at\n"
+	  "hotplug, with the reason in the kernel log): NAME, a card cache listed\n"
+	  "as failed; DEV, a block device holding a cache.  Everything that\n"
+	  "verifies is loaded, the rest skipped and counted, the metadata\n"
+	  "rewritten.  Dirty blocks a damaged record still names read as errors;\n"
+	  "those it no longer names read as the backing device's older data: only\n"
+	  "the administrator takes that risk, never an automatic load." },
 	{ VCC_IDENT, vcc_cmd_ident, false, "ident DEV",
 	  "Print the identity by which vcache recognises DEV across reboots." },
 };

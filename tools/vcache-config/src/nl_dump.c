@@ -66,6 +66,7 @@ static const char *const cmd_names[] = {
 	[VCACHE_CMD_RESET_STATS] = "RESET_STATS",
 	[VCACHE_CMD_LAT_GET] = "LAT_GET",
 	[VCACHE_CMD_REPAIR_TABLE] = "REPAIR_TABLE",
+	[VCACHE_CMD_SALVAGE] = "SALVAGE",
 };
 
 static void print_attrs(FILE *f, struct nlattr *attrs, int len,

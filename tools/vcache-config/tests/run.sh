@@ -135,7 +135,7 @@ for a in "create" "create db" "create db --cache" "attach db" \
 	 "detach db --flush --keep-dirty" "delete db --flush --discard-dirty" \
 	 "flush" "flush db --keep-dirty" "set db" "set db x=1" "pid db" \
 	 "pid db allow add 0" "list x" "show" "hotplug" "ident" "reset-stats" \
-	 "repair-table"; do
+	 "repair-table" "salvage" "salvage a b" "salvage db --force"; do
 	# shellcheck disable=SC2086
 	expect "refused: $a" 2 "" "$VC" $a
 done
@@ -242,6 +242,12 @@ device_tests() {
 	   dry "$VC" repair-table --force "$D/vflash0" | grep -qx "REPAIR_TABLE cache_dev=250:0 flags=16/u32"
 	then ok dry_repair_table; else bad dry_repair_table; fi
 	expect hotplug_gone 0 "" "$VC" hotplug "$D/nope"
+	expect salvage_card_dev 2 "is a card: name its cache" "$VC" salvage "$D/vflash0"
+	expect salvage_missing_dev 3 "No such file" "$VC" salvage "$D/nope"
+	expect salvage_bad_name 2 "cache NAME" "$VC" salvage "a b"
+	if dry "$VC" salvage db | grep -qx "SALVAGE name=db" &&
+	   dry "$VC" salvage "$D/vdb" | grep -qx "HOTPLUG backing={dev=254:16 ident=serial:vcache-hdd} flags=40/u32"
+	then ok dry_salvage; else bad dry_salvage; dry "$VC" salvage db; dry "$VC" salvage "$D/vdb"; fi
 
 	# --------------------------- requests as sent (dry run, fake kernel)
 	cp "$T/json/list.json" "$T/fake.json"
