@@ -436,7 +436,7 @@ int vcc_card_salvage(struct vcc_cache *c, struct netlink_ext_ack *ext)
 	c->failed_conf_len = 0;
 	c->state = VCACHE_STATE_RUNNING;
 	vcc_update_state(c);
-	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	st = kmalloc_obj(*st, GFP_KERNEL);
 	if (st) {
 		vc_cache_get_stats(c->engine, st);
 		pr_warn("%s: salvaged by the administrator: %llu record sectors and %llu records skipped, %llu blocks marked lost\n",
