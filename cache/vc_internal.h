@@ -217,6 +217,12 @@ struct vc_set {
 	 */
 	u32 byp_inflight;
 	u32 byp_gen;
+	/*
+	 * Fills reading their block from the backing device (BUSY): a
+	 * write-back write of the whole block takes it over instead of
+	 * waiting for the disk (the fill then only serves its reader).
+	 */
+	struct vc_req *fills;
 };
 
 /*
@@ -503,6 +509,9 @@ struct vc_req {
 				 * bounce holds the whole block to write */
 	u8 olddirty;		/* wb_fallback: the block held older dirty
 				 * data (lost if the write home fails) */
+	u8 superseded;		/* fill: a whole-block write took the block */
+	u8 waited;		/* write: counted in write_waits */
+	struct vc_req *fill_next;	/* fill: on its set's fills (set lock) */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */
 	u64 key;

@@ -466,27 +466,90 @@ static void fill_write_end(struct vc_dev_io *io, int err)
 	req_free(r);
 }
 
+/*
+ * Take fill @r off its set's list.  True if a write took its block over
+ * meanwhile (fill_overtake()): the block is that write's now.  Set lock
+ * held.
+ */
+static bool fill_unlink_locked(struct vc_set *s, struct vc_req *r)
+{
+	struct vc_req **pp;
+
+	if (r->superseded)
+		return true;
+	for (pp = &s->fills; *pp; pp = &(*pp)->fill_next) {
+		if (*pp == r) {
+			*pp = r->fill_next;
+			break;
+		}
+	}
+	r->fill_next = NULL;
+	return false;
+}
+
+/* The same, taking the set lock. */
+static bool fill_unlink(struct vc_cache *c, struct vc_req *r)
+{
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool taken;
+
+	vc_spin_lock(&s->lock);
+	taken = fill_unlink_locked(s, r);
+	vc_spin_unlock(&s->lock);
+	return taken;
+}
+
+/*
+ * A write-back write of the whole of block @blk, BUSY with a fill still
+ * reading it from the backing device: the write takes the block over
+ * (keeps it BUSY, writes it) instead of waiting for the disk; the fill
+ * serves its reader what it read, older than the write (the read came
+ * first), and leaves the block alone.  True if @blk had such a fill.  Set
+ * lock held.
+ */
+static bool fill_overtake_locked(struct vc_set *s, u32 blk)
+{
+	struct vc_req **pp, *f;
+
+	for (pp = &s->fills; (f = *pp) != NULL; pp = &f->fill_next) {
+		if (f->blk == blk) {
+			*pp = f->fill_next;
+			f->fill_next = NULL;
+			f->superseded = 1;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void fill_read_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
 	struct vc_cache *c = r->c;
 	struct vc_host_io *hio = r->hio;
-	struct vc_set *s;
-	bool stale;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool stale, taken;
 
+	vc_spin_lock(&s->lock);
+	taken = fill_unlink_locked(s, r);
+	stale = s->byp_gen != r->gen;
+	vc_spin_unlock(&s->lock);
 	if (err) {
 		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_read_errors),
 			    1);
-		invalidate_blk(c, r->blk);
+		if (!taken)
+			invalidate_blk(c, r->blk);
 		req_done(r, err);
 		return;
 	}
 	vc_stat_add(VC_STAT(c, backing_bytes_read), c->block_size);
 	vc_buf_copy(hio->buf, hio->buf_off + r->hoff, r->bounce, r->off, r->len);
-	s = vc_set_of_blk(c, r->blk);
-	vc_spin_lock(&s->lock);
-	stale = s->byp_gen != r->gen;
-	vc_spin_unlock(&s->lock);
+	if (taken) {
+		/* a whole-block write holds the block now: serve the reader */
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), fills_overtaken), 1);
+		req_done(r, 0);
+		return;
+	}
 	if (stale) {
 		/* a write went around us meanwhile: our copy may be old */
 		invalidate_blk(c, r->blk);
@@ -607,6 +670,12 @@ static void dispatch_read(struct vc_req *r)
 			byp = VC_BYP_NOSPACE;
 		r->gen = s->byp_gen;
 	}
+	if (byp < 0) {
+		r->blk = blk;
+		r->superseded = 0;
+		r->fill_next = s->fills;
+		s->fills = r;
+	}
 	vc_spin_unlock(&s->lock);
 	if (byp >= 0) {
 		count_bypass(r, byp);
@@ -614,11 +683,11 @@ static void dispatch_read(struct vc_req *r)
 		return;
 	}
 	vc_stat_add(VC_STAT(c, admitted), 1);
-	r->blk = blk;
 	if (!(c->flags & VC_CFG_NODATA)) {
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 		if (!r->bounce) {
-			invalidate_blk(c, blk);
+			if (!fill_unlink(c, r))
+				invalidate_blk(c, blk);
 			count_bypass(r, VC_BYP_BUSY);
 			read_backing(r);
 			return;
@@ -1144,8 +1213,27 @@ static void dispatch_write(struct vc_req *r)
 		 * path sends data home or may drop the block: it waits, so
 		 * that the cleaner's older copy never lands home after it.
 		 */
+		if ((w & (B_BUSY | B_READERS_MASK | B_DIRTY | B_TOMB)) ==
+		    B_BUSY && full && m == VC_MODE_WB && byp < 0 &&
+		    !vc_dirty_over_high(c) && fill_overtake_locked(s, blk)) {
+			/* a fill reading it from the disk: no waiting */
+			if (!r->hit) {
+				r->hit = 1;
+				count_path(r, VC_DSTAT_OFF(write_hits));
+			}
+			r->blk = blk;
+			vc_lru_touch(c, s, blk);
+			vc_spin_unlock(&s->lock);
+			write_cache_wb(r);
+			return;
+		}
 		if ((w & (B_BUSY | B_READERS_MASK)) ||
 		    ((w & B_CLEANING) && (m != VC_MODE_WB || byp >= 0))) {
+			if (!r->waited) {
+				r->waited = 1;
+				vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key),
+						     write_waits), 1);
+			}
 			vc_defer(c, r);
 			vc_spin_unlock(&s->lock);
 			return;

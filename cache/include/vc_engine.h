@@ -422,7 +422,9 @@ static inline u64 vc_lat_bucket_low(u32 b)
 	u64 lost_reads;				/* reads failed: data lost */ \
 	u64 backing_flushes;			/* host FLUSHes sent home */ \
 	u64 wb_flushes;				/* write-back's FLUSHes */ \
-	u64 wb_throttled;			/* writes slowed at the mark */
+	u64 wb_throttled;			/* writes slowed at the mark */ \
+	u64 write_waits;			/* waited: block busy */ \
+	u64 fills_overtaken;			/* by a whole-block write */
 
 struct vc_dev_stats {
 	VC_DEV_STATS_FIELDS

@@ -58,6 +58,8 @@ static const struct {
 	VCC_DS(BACKING_FLUSHES, backing_flushes),
 	VCC_DS(WB_FLUSHES, wb_flushes),
 	VCC_DS(WB_THROTTLED, wb_throttled),
+	VCC_DS(WRITE_WAITS, write_waits),
+	VCC_DS(FILLS_OVERTAKEN, fills_overtaken),
 };
 
 static_assert(VC_NR_BYPASS == 6, "the ABI has six bypass reasons");

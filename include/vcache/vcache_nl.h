@@ -428,7 +428,9 @@ enum vcache_param_attr {
 	X(BACKING_FLUSHES, backing_flushes)		\
 	X(WB_FLUSHES, wb_flushes)			\
 	X(WB_RATE_BPS, wb_rate_bps)			\
-	X(WB_THROTTLED, wb_throttled)
+	X(WB_THROTTLED, wb_throttled)			\
+	X(WRITE_WAITS, write_waits)			\
+	X(FILLS_OVERTAKEN, fills_overtaken)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
@@ -442,6 +444,10 @@ enum vcache_param_attr {
  * only) is the rate of rate-controlled write-back now, 0 when none runs
  * or it runs at full speed.  WB_THROTTLED: writes slowed at the high
  * watermark (they waited for write-back, at most 100 ms).
+ * WRITE_WAITS: writes that waited for their block (busy: being filled,
+ * read, written or written back).  FILLS_OVERTAKEN: read-miss fills
+ * whose block a write-back write of the whole block took over while they
+ * read it from the backing device (the write did not wait for the disk).
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,

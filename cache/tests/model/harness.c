@@ -185,6 +185,7 @@ static void dev_alloc(struct h_dev *hd, u64 n)
 	hd->lost = xzalloc(n);
 	hd->zsince = xzalloc(n);
 	hd->busy = xzalloc(n);
+	hd->rd = xzalloc(n * sizeof(*hd->rd));
 }
 
 static void dev_free(struct h_dev *hd)
@@ -199,6 +200,7 @@ static void dev_free(struct h_dev *hd)
 	free(hd->lost);
 	free(hd->zsince);
 	free(hd->busy);
+	free(hd->rd);
 }
 
 int h_init(struct harness *h, const struct h_opts *o)
@@ -456,6 +458,13 @@ static void check_read(struct harness *h, struct h_io *io)
 		if (v == hd->cur[s] && v != 0)
 			continue;
 		/*
+		 * A write raced it: the data as submitted, or of a write
+		 * since (in flight or done: the content names the sector).
+		 */
+		if (io->racy && v >= 0 && (u64)v >= io->subver[i] &&
+		    (u64)v <= h->version && (v != 0 || io->subver[i] == 0))
+			continue;
+		/*
 		 * Lost data (lossy runs) reads as an error, never as an
 		 * older version: nothing is tolerated here.
 		 */
@@ -539,8 +548,14 @@ static void end_io(struct vc_host_io *hio, int err)
 		return;
 	}
 	if (hio->op != VC_OP_FLUSH)
-		for (s = hio->sector; s < hio->sector + n; s++)
-			h->dev[io->d].busy[s] = 0;
+		for (s = hio->sector; s < hio->sector + n; s++) {
+			if (hio->op == VC_OP_READ) {
+				h->dev[io->d].busy[s] &= ~H_BUSY_READ;
+				h->dev[io->d].rd[s] = NULL;
+			} else {
+				h->dev[io->d].busy[s] &= ~H_BUSY_OTHER;
+			}
+		}
 	/* PREFLUSH: everything acknowledged before submission is durable */
 	if (!err && (hio->op == VC_OP_FLUSH ||
 		     (hio->flags & VC_IO_PREFLUSH)))
@@ -557,6 +572,18 @@ static void end_io(struct vc_host_io *hio, int err)
 		model_discard(h, io);
 		break;
 	}
+}
+
+bool h_range_reads_only(struct harness *h, int d, u64 sector, u32 len)
+{
+	u64 s;
+
+	if (!in_dev(h, d, sector, len))
+		return true;
+	for (s = sector; s < sector + len / H_SECT; s++)
+		if (h->dev[d].busy[s] & H_BUSY_OTHER)
+			return false;
+	return true;
 }
 
 bool h_range_free(struct harness *h, int d, u64 sector, u32 len)
@@ -599,6 +626,7 @@ struct h_io *h_io_new(struct harness *h, int d, int op, u32 flags,
 				      sector + i, io->ver);
 	} else if (op == VC_OP_READ) {
 		memset(io->data, 0xee, len);
+		io->subver = xzalloc((len / H_SECT + 1) * sizeof(u32));
 	}
 	return io;
 }
@@ -614,8 +642,19 @@ void h_submit(struct harness *h, struct h_io *io)
 	if (io->hio.op != VC_OP_FLUSH &&
 	    in_dev(h, io->d, io->hio.sector, io->hio.len))
 		for (s = io->hio.sector;
-		     s < io->hio.sector + io->hio.len / H_SECT; s++)
-			h->dev[io->d].busy[s] = 1;
+		     s < io->hio.sector + io->hio.len / H_SECT; s++) {
+			struct h_dev *hd = &h->dev[io->d];
+
+			if (io->hio.op == VC_OP_READ) {
+				hd->busy[s] |= H_BUSY_READ;
+				hd->rd[s] = io;
+				io->subver[s - io->hio.sector] = hd->cur[s];
+				continue;
+			}
+			hd->busy[s] |= H_BUSY_OTHER;
+			if (hd->rd[s])
+				hd->rd[s]->racy = true;
+		}
 	switch (io->hio.op) {
 	case VC_OP_READ:
 		h->n_reads++;
@@ -658,6 +697,7 @@ void h_io_free(struct h_io *io)
 		return;
 	vc_buf_free(io->hio.buf);
 	free(io->data);
+	free(io->subver);
 	free(io);
 }
 

@@ -51,7 +51,8 @@ struct h_dev {
 	u8 *uany;		/* unknown from a failed discard: any data */
 	u8 *lost;		/* reads may fail with -EIO (lost marker) */
 	u8 *zsince;		/* discarded since last known durable point */
-	u8 *busy;		/* sector has a host I/O in flight */
+	u8 *busy;		/* H_BUSY_*: host I/O in flight on the sector */
+	struct h_io **rd;	/* the read in flight on the sector, if any */
 	/* FLUSH is per device, as for any block device */
 	u32 epoch;		/* FLUSH submissions so far + 1 */
 	u32 durable_epoch;	/* writes with wepoch < this: durable */
@@ -125,6 +126,13 @@ struct h_io {
 	bool done;
 	int err;
 	bool check;			/* verify read data on completion */
+	/*
+	 * Reads: the versions of its sectors at submission; racy once a
+	 * write over them was submitted before it completed (either version
+	 * may then be read, or one written in between).
+	 */
+	u32 *subver;
+	bool racy;
 	bool tolerate_err;		/* errors expected (injection on) */
 };
 
@@ -162,6 +170,10 @@ void h_io_free(struct h_io *io);
 int h_do(struct harness *h, int d, int op, u32 flags, u64 sector, u32 len);
 /* Is [sector, +len) free of in-flight host I/O?  Mark it busy. */
 bool h_range_free(struct harness *h, int d, u64 sector, u32 len);
+/* Has [sector, +len) no host I/O in flight but reads?  (a racing write) */
+bool h_range_reads_only(struct harness *h, int d, u64 sector, u32 len);
+#define H_BUSY_READ	1
+#define H_BUSY_OTHER	2
 
 /*
  * After data was dropped on purpose (forced detach): what the backing

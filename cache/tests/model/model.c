@@ -35,6 +35,7 @@ struct run {
 	u64 stream_next[4][H_MAX_DEV];
 	/* figures */
 	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
+	u64 n_overtake;		/* whole-block writes racing a read */
 	u64 n_shutdown, n_crash, n_pid, n_seq;
 	u64 n_cut_loaded, n_force, n_load_retry, n_sweeps;
 	struct h_io *slots[64];
@@ -152,13 +153,24 @@ static bool mgmt_err_ok(struct run *r, int ret)
 	return errors_possible(r) || (r->errors_on && ret == -EIO);
 }
 
+static void host_op_over(struct run *r, int op, u32 flags, int d,
+			 u64 sector, u32 len, u64 stream, bool over_reads);
+
 static void host_op(struct run *r, int op, u32 flags, int d, u64 sector,
 		    u32 len, u64 stream)
+{
+	host_op_over(r, op, flags, d, sector, len, stream, false);
+}
+
+/* @over_reads: a write may race reads in flight on its range */
+static void host_op_over(struct run *r, int op, u32 flags, int d,
+			 u64 sector, u32 len, u64 stream, bool over_reads)
 {
 	struct harness *h = &r->h;
 	struct h_io *io;
 
-	if (len && !h_range_free(h, d, sector, len))
+	if (len && !(over_reads ? h_range_reads_only(h, d, sector, len) :
+		     h_range_free(h, d, sector, len)))
 		return;
 	io = h_io_new(h, d, op, flags, sector, len);
 	io->tolerate_err = errors_possible(r);
@@ -204,6 +216,26 @@ static void op_rw(struct run *r)
 	if (x < 52) {
 		host_op(r, VC_OP_READ, 0, d, sector, len,
 			100 + h_rand_below(h, 8));
+		return;
+	}
+	if (x < 97 && r->queued && h_rand_below(h, 16) == 0) {
+		/*
+		 * A read of part of a block, then a write of the whole block
+		 * while the read (a miss: a fill reading the disk) is in
+		 * flight: the write may take the block over (racy read).
+		 */
+		u32 bs = h->cfg.block_size;
+		u64 spb = bs / H_SECT;
+
+		sector -= sector % spb;
+		if (sector + spb > h->dev[d].nr_sectors)
+			return;
+		host_op(r, VC_OP_READ, 0, d, sector + h_rand_below(h, spb), 512,
+			100 + h_rand_below(h, 8));
+		wait_slot(r);
+		host_op_over(r, VC_OP_WRITE, 0, d, sector, bs,
+			     100 + h_rand_below(h, 8), true);
+		r->n_overtake++;
 		return;
 	}
 	if (x < 97) {
@@ -899,6 +931,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.lost_blocks,
 	       (unsigned long long)st.degradations,
 	       vc_mode_name(st.mode));
+	printf("model: whole-block writes racing a read %llu; engine (since its last load): fills overtaken %llu, writes that waited %llu\n",
+	       (unsigned long long)r->n_overtake,
+	       (unsigned long long)st.fills_overtaken,
+	       (unsigned long long)st.write_waits);
 	h_check_device_rules(h);
 	ret = FAILED(h) ? 1 : 0;
 	if (ret) {

@@ -973,6 +973,110 @@ static void test_cleaner_probes_overrun(void **st)
 	free(h);
 }
 
+/*
+ * Issue 19 (write p99 on a slow disk): a write-back write of a whole block
+ * whose read-miss fill is still reading it from the backing device takes
+ * the block over instead of waiting for the disk.  The fill then serves
+ * its reader what it read (older than the write, which came after the
+ * read) and never writes its data over the write's.  A partial write
+ * still waits (it needs the rest of the block).
+ */
+static void test_whole_block_write_overtakes_fill(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WA);
+	struct h_io *a, *r, *w, *p;
+	struct vc_stats s0, s1;
+	u32 i;
+
+	(void)st;
+	/* backing block 0 holds version A, not cached (written around) */
+	a = h_io_new(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096);
+	h_submit(h, a);
+	assert_int_equal(h_wait(h, a), 0);
+	assert_int_equal(vc_cache_set_mode(h->c, VC_MODE_WB), 0);
+	vc_cache_get_stats(h->c, &s0);
+	/* a read of sectors 4-7 misses: the fill reads block 0 from disk */
+	r = h_io_new(h, 0, VC_OP_READ, 0, 4, 2048);
+	r->check = false;		/* concurrent with the write: checked here */
+	h_submit(h, r);
+	vc_posix_run_work();
+	/* the whole block written meanwhile: done with the disk still busy */
+	w = h_io_new(h, 0, VC_OP_WRITE, 0, 0, 4096);
+	h_submit(h, w);
+	vc_posix_run_work();
+	while (simdev_complete_match(h->pw, h->csd, -1, false))
+		vc_posix_run_work();
+	assert_true(w->done);
+	assert_int_equal(w->err, 0);
+	assert_false(r->done);
+	/* a partial write of the block now waits for the write, not the disk */
+	p = h_io_new(h, 0, VC_OP_WRITE, 0, 0, 1024);
+	h_submit(h, p);
+	vc_posix_run_work();
+	while (simdev_complete_match(h->pw, h->csd, -1, false))
+		vc_posix_run_work();
+	assert_true(p->done);
+	assert_false(r->done);
+	/* the disk answers the fill: the reader gets version A */
+	complete_fifo(h);
+	h_quiesce(h);
+	assert_true(r->done);
+	assert_int_equal(r->err, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(h_sector_version(r->data + i * 512, 0, 4 + i),
+				 a->ver);
+	vc_cache_get_stats(h->c, &s1);
+	assert_int_equal(s1.fills_overtaken - s0.fills_overtaken, 1);
+	assert_int_equal(s1.write_waits - s0.write_waits, 0);
+	/* the cache holds the writes, never the fill's older block */
+	h_verify_all(h, 0);
+	assert_int_equal(h->failures, 0);
+	assert_int_equal(vc_cache_get_mode(h->c), VC_MODE_WB);
+	h_io_free(a);
+	h_io_free(r);
+	h_io_free(w);
+	h_io_free(p);
+	free_h(h);
+}
+
+/*
+ * The same race, but the write covers part of the block: it waits for the
+ * fill (counted in write_waits), which is not overtaken.
+ */
+static void test_partial_write_waits_for_fill(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WA);
+	struct h_io *r, *w;
+	struct vc_stats s0, s1;
+
+	(void)st;
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096), 0);
+	assert_int_equal(vc_cache_set_mode(h->c, VC_MODE_WB), 0);
+	vc_cache_get_stats(h->c, &s0);
+	r = h_io_new(h, 0, VC_OP_READ, 0, 4, 2048);
+	h_submit(h, r);
+	vc_posix_run_work();
+	w = h_io_new(h, 0, VC_OP_WRITE, 0, 0, 2048);
+	h_submit(h, w);
+	vc_posix_run_work();
+	while (simdev_complete_match(h->pw, h->csd, -1, false))
+		vc_posix_run_work();
+	assert_false(w->done);
+	complete_fifo(h);
+	h_quiesce(h);
+	assert_true(r->done && w->done);
+	assert_int_equal(r->err, 0);
+	assert_int_equal(w->err, 0);
+	vc_cache_get_stats(h->c, &s1);
+	assert_int_equal(s1.fills_overtaken - s0.fills_overtaken, 0);
+	assert_int_equal(s1.write_waits - s0.write_waits, 1);
+	h_verify_all(h, 0);
+	assert_int_equal(h->failures, 0);
+	h_io_free(r);
+	h_io_free(w);
+	free_h(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -996,6 +1100,8 @@ int main(void)
 		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
 		cmocka_unit_test(test_backing_that_ignores_flush),
 		cmocka_unit_test(test_cleaner_probes_overrun),
+		cmocka_unit_test(test_whole_block_write_overtakes_fill),
+		cmocka_unit_test(test_partial_write_waits_for_fill),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,
