@@ -800,8 +800,10 @@ static void run_write_end(struct vc_dev_io *io, int err)
 	if (err) {
 		if (!run->err)
 			vc_stat_add(VC_DSTAT(c, dev, backing_write_errors), 1);
+		/* no memory (the reserve busy): not a failure, taken again */
 		for (i = 0; i < run->nr; i++)
-			c->rb[run->first + i].err = 1;
+			c->rb[run->first + i].err = err == -ENOMEM ?
+						    CAND_NOMEM : 1;
 	} else {
 		vc_lat_add(c, VC_LAT_WRITEBACK, vc_now_ns() - run->start_ns);
 		vc_stat_add(VC_DSTAT(c, dev, wb_ios), 1);
@@ -966,6 +968,12 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			w = (w & ~(B_REDIRTY | B_EPOCH_MASK)) |
 			    ((u64)c->batch_epoch << B_EPOCH_SHIFT);
 			vc_block_set_word(c, s, e->blk, w);
+		} else if (e->err == CAND_NOMEM && !e->lost) {
+			/*
+			 * Not written back for lack of memory: still dirty, a
+			 * flush on demand keeps it (the next batch, whose
+			 * first run has the reserve, takes it again).
+			 */
 		} else {
 			flushme_failed = w & B_FLUSHME;
 			vc_block_set_word(c, s, e->blk, w & ~B_FLUSHME);
@@ -981,7 +989,8 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 			if (e->trigger == VC_CLEAN_AGE)
 				vc_stat_add(VC_STAT(c, age_based_write_back), 1);
 		}
-		if (!ok && !rewritten && !(w & B_READERS_MASK))
+		if (!ok && !rewritten && !(w & B_READERS_MASK) &&
+		    !(e->err == CAND_NOMEM && !e->lost))
 			failed_devs |= 1u << dev;
 		if (e->lost || flushme_failed) {
 			vc_spin_lock(&c->clean_lock);

@@ -282,9 +282,11 @@ struct vc_cand {
 	u64 key;
 	u32 blk;
 	u8 trigger;
-	u8 err;
+	u8 err;			/* 1: its write-back failed; CAND_NOMEM */
 	u8 lost;
 };
+/* vc_cand.err: not written back for lack of memory (no failure) */
+#define CAND_NOMEM	2
 
 /*
  * Statistics are per-CPU counters (vc_env.h), one per u64 of struct

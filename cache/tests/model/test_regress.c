@@ -1077,6 +1077,37 @@ static void test_partial_write_waits_for_fill(void **st)
 	free_h(h);
 }
 
+/*
+ * Issue 18 lead ("the engine stalls with every allocation failing"): with
+ * every I/O-path allocation failing for good, host I/O of every kind
+ * still completes (pools' reserves, bypass without a bounce buffer), with
+ * the right data, and write-back and a flush on demand finish.
+ */
+static void test_all_io_allocs_fail(void **st)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	u32 i;
+
+	(void)st;
+	h->cfg.params.v[VC_P_DIRTY_HIGH_PCT] = 60;
+	vc_posix_fail_io_allocs(~0UL);
+	for (i = 0; i < 200; i++) {
+		u64 sec = (i * 37 % 240) * 8;
+
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, i % 7 ? 0 : VC_IO_FUA,
+				      sec, i % 3 ? 4096 : 1024), 0);
+		assert_int_equal(h_do(h, 0, VC_OP_READ, 0, (i * 53 % 250) * 8,
+				      i % 2 ? 4096 : 8192), 0);
+		if (i % 50 == 49)
+			assert_int_equal(h_do(h, 0, VC_OP_FLUSH, 0, 0, 0), 0);
+	}
+	assert_int_equal(vc_cache_flush(h->c, h->dev[0].id, NULL, NULL), 0);
+	vc_posix_fail_io_allocs(0);
+	h_verify_all(h, 0);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1102,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_cleaner_probes_overrun),
 		cmocka_unit_test(test_whole_block_write_overtakes_fill),
 		cmocka_unit_test(test_partial_write_waits_for_fill),
+		cmocka_unit_test(test_all_io_allocs_fail),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,
