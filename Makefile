@@ -28,6 +28,8 @@
 #   make bench         vcache vs bcache, dm-cache, dm-writecache on the
 #                      throttled HDD and the seek model (bench/README.md;
 #                      BENCH_OPTS=--quick for short windows)
+#   make bench-knobs   vcache's defaults against one knob changed at a time
+#                      (the OLTP mix and its drain; bench/knobs)
 #   make bench-card    fio on the card vs null_blk vs virtio-blk, in one VM
 #   make bench-cache   4K read hits on the cached device vs the raw card and
 #                      vs bcache on the same card; metadata writes per write
@@ -80,7 +82,7 @@ SUBST = sed -e 's,@SBINDIR@,$(SBINDIR),g' -e 's,@LIBEXECDIR@,$(LIBEXECDIR),g' \
 .PHONY: all deps deps-bench deps-kernels deps-packages module firmware cache tools tools-bin hdd-model check \
 	check-fast check-kernels check-debug demo bench \
 	torture-powercut fuzz-metadata fuzz-netlink soak vm-tools \
-	bench-card bench-cache bench-engine checkpatch clean install \
+	bench-knobs bench-card bench-cache bench-engine checkpatch clean install \
 	uninstall install-module install-firmware-sim install-dkms-src dist \
 	rpm deb check-packages
 
@@ -170,6 +172,9 @@ soak: deps all vm-tools
 # seek model; BENCH_OPTS=--quick for short windows (bench/README.md)
 bench: deps-bench all
 	@bench/run $(BENCH_OPTS)
+
+bench-knobs: deps-bench all
+	@bench/knobs $(KNOBS_OPTS)
 
 bench-card: deps all
 	@tests/vm/bench-card

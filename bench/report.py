@@ -17,6 +17,18 @@ ORDER = ("vcache", "bcache", "dmcache", "dmwc", "hdd", "vcache-fp30",
          "vcache-thr")
 
 
+def label(c):
+    """A variant "vcache@k=v+k=v" reads "vcache, k=v k=v"."""
+    if c.startswith("vcache@"):
+        return "vcache, " + " ".join(c[len("vcache@"):].split("+"))
+    return LABEL[c]
+
+
+def order(res):
+    """The fixed order, then the vcache variants by name."""
+    return ORDER + tuple(sorted({k[1] for k in res} - set(ORDER)))
+
+
 def load(d):
     res = {}
     for name in sorted(os.listdir(d)):
@@ -66,7 +78,7 @@ def table(res, cond):
                  "write p99 us | read hit | write hit | HDD I/O per I/O | "
                  "flash B per I/O | CV 10 s | drain s | drain MB/s |")
         L.append("|---|" + "---:|" * 12)
-        for c in ORDER:
+        for c in order(res):
             r = res.get((disk, c))
             if not r:
                 continue
@@ -74,7 +86,7 @@ def table(res, cond):
             if "fio" not in r.get("workloads", ["fio"]):
                 continue
             if not o:
-                L.append(f"| {LABEL[c]} | not measured: "
+                L.append(f"| {label(c)} | not measured: "
                          f"{'; '.join(r.get('errors', []))[:200]} |")
                 continue
             dr = r.get("drain", {})
@@ -83,7 +95,7 @@ def table(res, cond):
                     (f">{r['drain_limit_s']}" if dr else "-"))
             rl, wl = o["read_lat"], o["write_lat"]
             L.append(
-                f"| {LABEL[c]} | {o['iops']:.0f} | {o['read_iops']:.0f} | "
+                f"| {label(c)} | {o['iops']:.0f} | {o['read_iops']:.0f} | "
                 f"{o['write_iops']:.0f} | {rl['p50_us']:.0f}/"
                 f"{rl['p99_us']:.0f}/{rl['p999_us']:.0f} | "
                 f"{wl['p99_us']:.0f} | {pct(o['read_hit_ratio'])} | "
@@ -101,12 +113,12 @@ def table(res, cond):
         L.append("| cache | QD1 IOPS | raw card | ratio | QD32 IOPS | "
                  "raw card | ratio | HDD reads |")
         L.append("|---|" + "---:|" * 7)
-        for c in ORDER:
+        for c in order(res):
             for (d, cc), r in hits:
                 if cc != c:
                     continue
                 h = r["hit"]
-                L.append(f"| {LABEL[c]} | {h['qd1']['iops']:.0f} | "
+                L.append(f"| {label(c)} | {h['qd1']['iops']:.0f} | "
                          f"{h['qd1']['raw_iops']:.0f} | "
                          f"{h['qd1']['ratio']:.2f} | {h['qd32']['iops']:.0f}"
                          f" | {h['qd32']['raw_iops']:.0f} | "
@@ -160,7 +172,7 @@ def pg_table(res, disks):
     L = []
     for disk in disks:
         for size in ("small", "large"):
-            rows = [(c, res[(disk, c)]["pgbench"][size]) for c in ORDER
+            rows = [(c, res[(disk, c)]["pgbench"][size]) for c in order(res)
                     if size in (res.get((disk, c), {}).get("pgbench") or {})]
             if not rows:
                 continue
@@ -187,11 +199,11 @@ def pg_table(res, disks):
                 if p.get("tps") is None:
                     err = [e for e in res[(disk, c)].get("errors", [])
                            if "pgbench" in e]
-                    L.append(f"| {LABEL[c]} | not measured: "
+                    L.append(f"| {label(c)} | not measured: "
                              f"{'; '.join(err)[:200]} |")
                     continue
                 L.append(
-                    f"| {LABEL[c]} | {p['tps']:.1f} | "
+                    f"| {label(c)} | {p['tps']:.1f} | "
                     f"{fmt(p['tps_min'], '.1f')}-{fmt(p['tps_max'], '.1f')}"
                     f" ({fmt(p['tps_cv'], '.3f')}) | "
                     f"{fmt(bt and p['tps'] / bt, '.2f')}{'x' if bt else ''} | "
@@ -211,7 +223,7 @@ def pg_table(res, disks):
                      "the end; peers: their status at the end):\n")
             for c, p in rows:
                 if p.get("tps") is not None:
-                    L.append(f"- {LABEL[c]}: `{pg_counters(c, p)}`")
+                    L.append(f"- {label(c)}: `{pg_counters(c, p)}`")
             L.append("")
     return L
 
@@ -299,7 +311,7 @@ def plots(res, d):
         return [f"(no plots: matplotlib missing: {e})"]
     made = []
     for disk in ("throttled", "seek"):
-        rs = {c: res[(disk, c)] for c in ORDER if (disk, c) in res
+        rs = {c: res[(disk, c)] for c in order(res) if (disk, c) in res
               and (res[(disk, c)].get("oltp") or res[(disk, c)].get("drain"))}
         if not rs:          # no fio workload on this disk
             continue
@@ -308,7 +320,7 @@ def plots(res, d):
             s = (r.get("oltp") or {}).get("iops_10s")
             if s:
                 ax.plot([10 * (i + 1) for i in range(len(s))], s,
-                        marker="o", label=LABEL[c])
+                        marker="o", label=label(c))
         ax.set_xlabel("s into the measured window")
         ax.set_ylabel("IOPS (10 s mean)")
         ax.set_yscale("log")
@@ -329,7 +341,7 @@ def plots(res, d):
                    [rs[c]["oltp"]["read_lat"][k] / 1000 for c in names], w,
                    label=f"read {lab}")
         ax.set_xticks(range(len(names)))
-        ax.set_xticklabels([LABEL[c] for c in names], fontsize=7)
+        ax.set_xticklabels([label(c) for c in names], fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("read latency, ms")
         ax.set_title(f"OLTP mix, {disk} HDD: read latency percentiles")
@@ -345,7 +357,7 @@ def plots(res, d):
             cv = (r.get("drain") or {}).get("curve")
             if cv:
                 ax.plot([x[0] for x in cv], [x[1] / 2**20 for x in cv],
-                        label=LABEL[c])
+                        label=label(c))
         ax.set_xlabel("s after the mix")
         ax.set_ylabel("dirty MiB")
         ax.set_title(f"Drain, {disk} HDD")

@@ -3,8 +3,10 @@
 """Guest part of `make bench` (bench/run): one configuration per boot.
 
 VC_BM_CACHE  vcache | vcache-fp30 | vcache-thr | bcache | dmcache | dmwc |
-             hdd  (vcache: defaults, write-back; -fp30: 30 s flush period;
-             -thr: no flush period, threshold-only cleaning)
+             hdd | vcache@KEY=VALUE+...  (vcache: defaults, write-back;
+             -fp30: 30 s flush period; -thr: no flush period,
+             threshold-only cleaning; @: the defaults, then
+             `vcache-config set` of these settings)
 VC_BM_DISK   throttled | seek (for the record; the runner chose the disk)
 VC_BM_CSIZE  cache size in bytes (the same card region for every cache)
 VC_BM_WARM, VC_BM_MEAS, VC_BM_DRAIN  seconds: warm-up (discarded),
@@ -161,6 +163,10 @@ def setup():
         elif CACHE == "vcache-thr":
             cmd += ["--flush-period", "off"]
         sh(*cmd)
+        if CACHE.startswith("vcache@"):
+            # a variant: the defaults, then these settings (bench/run)
+            sh("vcache-config", "set", NAME,
+               *CACHE[len("vcache@"):].split("+"))
         sh("udevadm", "settle", check=False)
         dev = f"/dev/vcache/{NAME}"
         if not wait_for(dev, 10):
