@@ -20,6 +20,14 @@
  * for reads).  A message the kernel may drop silently (a lying length,
  * no NLM_F_REQUEST) is followed by a probe whose answer proves the
  * socket still works.  Prints one summary line; exit 1 on any violation.
+ *
+ * What a reader may see (vcache(4), NETLINK): every data message of a
+ * reply and every event of the family's multicast group (the fuzzer
+ * listens to it) is walked; a backing device's identity (VCACHE_B_IDENT)
+ * in a BACKING nest is counted, and for an unprivileged reader, or in an
+ * event for anyone, each is a violation.  The counts of backing nests
+ * seen say the check had something to look at; root's replies carry
+ * identities, which shows the walk finds them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +35,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +63,9 @@ static int sk;
 static uint32_t seq = 1;
 static uint16_t fam;
 static uint64_t cachedev, backdev;
+static int uid = -1;
+/* what readers saw: backing nests and identities, in replies and events */
+static uint64_t rep_backing, rep_ident, ev_msgs, ev_backing, ev_ident;
 
 struct buf {
 	unsigned char d[70000];
@@ -301,6 +313,35 @@ static int is_read(int cmd)
 	       cmd == VCACHE_CMD_LAT_GET;
 }
 
+/*
+ * Count the BACKING nests of a vcache message and the identities in them
+ * (VCACHE_A_BACKING at the top level; an event's attributes too).
+ */
+static void walk_reply(const struct nlmsghdr *h, bool event)
+{
+	const struct nlattr *a, *b;
+	int left, bl;
+
+	if (h->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return;
+	a = (const void *)((const char *)NLMSG_DATA(h) + GENL_HDRLEN);
+	left = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+	for (; left >= 4 && a->nla_len >= 4 && a->nla_len <= left;
+	     left -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+		if ((a->nla_type & NLA_TYPE_MASK) != VCACHE_A_BACKING)
+			continue;
+		(*(event ? &ev_backing : &rep_backing))++;
+		b = (const void *)((const char *)a + NLA_HDRLEN);
+		bl = a->nla_len - NLA_HDRLEN;
+		for (; bl >= 4 && b->nla_len >= 4 && b->nla_len <= bl;
+		     bl -= NLA_ALIGN(b->nla_len),
+		     b = (const void *)((const char *)b + NLA_ALIGN(b->nla_len)))
+			if ((b->nla_type & NLA_TYPE_MASK) == VCACHE_B_IDENT)
+				(*(event ? &ev_ident : &rep_ident))++;
+	}
+}
+
 /* Wait for the answer to @want: 1 with *err set, 0 if none came. */
 static int wait_reply(uint32_t want, int *err, int timeout_ms, int *ndata)
 {
@@ -320,8 +361,15 @@ static int wait_reply(uint32_t want, int *err, int timeout_ms, int *ndata)
 			return 0;
 		}
 		for (h = (void *)rb; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq == 0 && h->nlmsg_type == fam) {
+				ev_msgs++;	/* a multicast event */
+				walk_reply(h, true);
+				continue;
+			}
 			if (h->nlmsg_seq != want)
 				continue;
+			if (h->nlmsg_type == fam)
+				walk_reply(h, false);
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				*err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
 				return 1;
@@ -363,6 +411,35 @@ static int probe(void)
 	return err;
 }
 
+/* Listen to every multicast group of the family (its events). */
+static int groups_joined;
+
+static void join_groups(const struct nlattr *groups)
+{
+	const struct nlattr *g = (const void *)((const char *)groups + NLA_HDRLEN);
+	int left = groups->nla_len - NLA_HDRLEN;
+
+	for (; left >= 4 && g->nla_len >= 4 && g->nla_len <= left;
+	     left -= NLA_ALIGN(g->nla_len),
+	     g = (const void *)((const char *)g + NLA_ALIGN(g->nla_len))) {
+		const struct nlattr *x = (const void *)((const char *)g + NLA_HDRLEN);
+		int xl = g->nla_len - NLA_HDRLEN;
+
+		for (; xl >= 4 && x->nla_len >= 4 && x->nla_len <= xl;
+		     xl -= NLA_ALIGN(x->nla_len),
+		     x = (const void *)((const char *)x + NLA_ALIGN(x->nla_len))) {
+			uint32_t id;
+
+			if ((x->nla_type & NLA_TYPE_MASK) != CTRL_ATTR_MCAST_GRP_ID)
+				continue;
+			memcpy(&id, (const char *)x + NLA_HDRLEN, 4);
+			if (!setsockopt(sk, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
+					&id, sizeof(id)))
+				groups_joined++;
+		}
+	}
+}
+
 static int resolve_family(void)
 {
 	unsigned char rb[8192];
@@ -387,6 +464,8 @@ static int resolve_family(void)
 	while (left >= 4 && a->nla_len >= 4) {
 		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
 			fam = *(uint16_t *)((char *)a + 4);
+		if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GROUPS)
+			join_groups(a);
 		left -= NLA_ALIGN(a->nla_len);
 		a = (void *)((char *)a + NLA_ALIGN(a->nla_len));
 	}
@@ -398,7 +477,7 @@ int main(int argc, char **argv)
 	uint64_t n, i, sent, nclean = 0, replies = 0, errs = 0, oks = 0, silent = 0, eperm = 0, bad = 0;
 	uint64_t per_cmd_ok[32] = { 0 }, per_errno[140] = { 0 };
 	unsigned maj, min;
-	int uid = -1, one = 1;
+	int one = 1;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 
 	if (argc < 5) {
@@ -607,6 +686,18 @@ sent:
 			break;
 	}
 	sent = i;
+	/* what readers saw (see the top): identities only for root, never in events */
+	if (uid >= 0 && rep_ident) {
+		printf("# %" PRIu64 " backing identities in replies to an unprivileged reader\n", rep_ident);
+		bad++;
+	}
+	if (ev_ident) {
+		printf("# %" PRIu64 " backing identities in events\n", ev_ident);
+		bad++;
+	}
+	printf("NLREAD groups=%d backing_in_replies=%" PRIu64 " ident_in_replies=%" PRIu64
+	       " events=%" PRIu64 " backing_in_events=%" PRIu64 " ident_in_events=%" PRIu64 " uid=%d\n",
+	       groups_joined, rep_backing, rep_ident, ev_msgs, ev_backing, ev_ident, uid);
 	printf("# errnos:");
 	for (i = 0; i < 140; i++)
 		if (per_errno[i])
