@@ -162,6 +162,32 @@ int vc_cache_set_dev_label(struct vc_cache *c, u32 id, const char *label);
 int vc_cache_backing_info(struct vc_cache *c, u32 id,
 			  struct vc_backing_info *bi);
 
+/*
+ * What vc_cache_verify_backing() compared: clean blocks of the slot read
+ * from the cache device and from the disk that claims the slot.
+ */
+#define VC_VERIFY_SAMPLES	8
+struct vc_verify_result {
+	u32 compared;		/* blocks read from both and compared */
+	u32 differ;		/* of them, not equal */
+	u32 skipped;		/* changed meanwhile, or a cache read failed */
+};
+
+/*
+ * Before a disk found by its identity alone takes waiting backing slot
+ * @id (a reboot, a module load: its clean blocks were loaded with the
+ * cache): read up to VC_VERIFY_SAMPLES of the slot's clean blocks, spread
+ * over the cache and not all zeroes, from the cache device and from @cand
+ * (not attached: read only), and compare them.  A clean block equals its
+ * home copy, so the disk that was there holds all of them; another disk
+ * with a copied identity and size holds none (the caller decides, see
+ * vcache(4) "Auto-attach").  Sleeps (control path).  0 with @res filled
+ * in; -ENOENT if slot @id is not in use or attached already, -EIO if
+ * @cand cannot be read, -ENOMEM.
+ */
+int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
+			    struct vc_verify_result *res);
+
 /* vc_cache_detach() flags */
 #define VC_DETACH_FORCE	(1u << 0)	/* drop dirty blocks (counted lost) */
 #define VC_DETACH_KEEP	(1u << 1)	/* keep dirty blocks for its return */

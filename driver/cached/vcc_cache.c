@@ -271,11 +271,49 @@ static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
 }
 
 /*
+ * A disk found by identity and size alone: does it hold the clean blocks
+ * the cache loaded for @d (vc_cache_verify_backing())?  Refused
+ * (-EMEDIUMTYPE) when half or more of the blocks compared differ: a disk
+ * with a copied identity never gets another disk's dirty data.  Fewer
+ * differing blocks (a write in flight at a power cut) are logged.
+ */
+static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
+{
+	struct vcc_cache *c = d->cache;
+	struct vc_verify_result v;
+	int err;
+
+	err = vc_cache_verify_backing(c->engine, d->id, &d->ld.dev, &v);
+	if (err == -ENOENT)
+		return 0;	/* not waiting: vc_cache_attach() decides */
+	if (err) {
+		vcc_ext_err(ext, "%s: cannot read it to compare with the cache (error %d)",
+			    d->bdev_name, err);
+		return err;
+	}
+	if (v.differ && v.differ * 2 >= v.compared) {
+		pr_warn("%s: %s has the identity and size of %s (%s) but other data: %u of %u blocks the cache holds clean differ; not attached automatically (vcache-config attach it if it is that disk)\n",
+			c->name, d->bdev_name, d->devname, d->ident, v.differ,
+			v.compared);
+		vcc_ext_err(ext, "%s: identity of %s, but %u of %u clean blocks differ",
+			    d->bdev_name, d->devname, v.differ, v.compared);
+		return -EMEDIUMTYPE;
+	}
+	if (v.differ)
+		pr_warn("%s: %s: %u of %u blocks the cache holds clean differ from the disk (a write cut short?); attached\n",
+			c->name, d->bdev_name, v.differ, v.compared);
+	else
+		pr_info("%s: %s: %u clean blocks compared with the disk, all equal\n",
+			c->name, d->bdev_name, v.compared);
+	return 0;
+}
+
+/*
  * Open @devt exclusively as @d's backing device, attach it to the engine
  * and create its cached device.  On failure @d is as before (waiting).
  * @hotplug: found by its identity alone (auto-attach, no one vouched for
  * the disk): it must also have exactly the size the cache recorded for it
- * (vcache(4), "Auto-attach").
+ * and hold the clean blocks the cache has of it (vcache(4), "Auto-attach").
  */
 static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 			struct netlink_ext_ack *ext)
@@ -318,6 +356,10 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 			err = -EMEDIUMTYPE;
 			goto out_close;
 		}
+		vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
+		err = vcc_dev_verify(d, ext);
+		if (err)
+			goto out_close;
 	}
 	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);

@@ -1108,6 +1108,100 @@ static void test_all_io_allocs_fail(void **st)
 	free_h(h);
 }
 
+/*
+ * Issue 18: auto-attach checked only an identity and a size, both of which
+ * a disk can copy, before writing another disk's dirty data over it.  The
+ * clean blocks loaded for a waiting slot tell the disk that was there
+ * from one that only claims to be it.
+ */
+static struct simdev *other_disk(struct harness *h, const char *name)
+{
+	struct simdev_config sc = {
+		.name = name, .nr_sectors = h->dev[0].nr_sectors,
+		.cut_mode = SIMDEV_CUT_DROP_ALL,
+	};
+
+	return simdev_new(&sc);
+}
+
+static void test_verify_returning_backing(void **st)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct h_opts o = {
+		.seed = 11, .ndev = 1, .backing_sectors = 8192,
+		.cache_sectors = 4096, .block_size = 4096,
+		.completion = SIMDEV_COMPLETE_INLINE,
+		.cut_mode = SIMDEV_CUT_DROP_ALL,
+	};
+	struct vc_verify_result v;
+	struct simdev *zero, *clone, *changed;
+	static u8 junk[4096];
+	char err[128];
+	u32 id, i;
+	u64 s;
+
+	(void)st;
+	assert_int_equal(h_init(h, &o), 0);
+	h->cfg.mode = VC_MODE_WB;
+	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	assert_int_equal(h_create(h), 0);
+	/* 1.5 MiB written, then written back: clean blocks over the cache */
+	for (i = 0; i < 384; i++)
+		assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, (u64)i * 8, 4096), 0);
+	assert_int_equal(vc_cache_flush(h->c, h->dev[0].id, NULL, NULL), 0);
+	id = h->dev[0].id;
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), -ENOENT);	/* attached */
+	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
+	h->c = NULL;
+	assert_int_equal(vc_cache_load(simdev_dev(h->csd), 0, &h->c, err,
+				       sizeof(err)), 0);
+	h->dev[0].id = H_NO_ID;
+
+	/* the disk that was there: every sample equal */
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), 0);
+	print_message("  the disk itself: %u compared, %u differ, %u skipped\n",
+		      v.compared, v.differ, v.skipped);
+	assert_true(v.compared >= VC_VERIFY_SAMPLES / 2);
+	assert_int_equal(v.differ, 0);
+	/* a copy of it (a clone holds the same data: it may take its place) */
+	clone = other_disk(h, "clone");
+	simdev_copy_image(clone, h->dev[0].sd);
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(clone),
+						 &v), 0);
+	assert_true(v.compared > 0);
+	assert_int_equal(v.differ, 0);
+	/* a new disk (zeroes) with the identity and size copied */
+	zero = other_disk(h, "zero");
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(zero),
+						 &v), 0);
+	print_message("  a zeroed disk: %u compared, %u differ\n", v.compared,
+		      v.differ);
+	assert_true(v.compared > 0);
+	assert_int_equal(v.differ, v.compared);
+	/* another disk's data */
+	changed = other_disk(h, "other");
+	memset(junk, 0x5a, sizeof(junk));
+	for (s = 0; s < h->dev[0].nr_sectors; s += 8)
+		simdev_poke(changed, s, junk, sizeof(junk));
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(changed),
+						 &v), 0);
+	assert_true(v.compared > 0);
+	assert_int_equal(v.differ, v.compared);
+	/* the cache is unchanged by all that: the real disk attaches */
+	assert_int_equal(h_attach(h, 0), 0);
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), -ENOENT);
+	h_verify_all(h, 0);
+	assert_int_equal(h->failures, 0);
+	simdev_free(zero);
+	simdev_free(clone);
+	simdev_free(changed);
+	h_fini(h);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1228,7 @@ int main(void)
 		cmocka_unit_test(test_whole_block_write_overtakes_fill),
 		cmocka_unit_test(test_partial_write_waits_for_fill),
 		cmocka_unit_test(test_all_io_allocs_fail),
+		cmocka_unit_test(test_verify_returning_backing),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,
