@@ -273,9 +273,13 @@ static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
 /*
  * A disk found by identity and size alone: does it hold the clean blocks
  * the cache loaded for @d (vc_cache_verify_backing())?  Refused
- * (-EMEDIUMTYPE) when half or more of the blocks compared differ: a disk
- * with a copied identity never gets another disk's dirty data.  Fewer
- * differing blocks (a write in flight at a power cut) are logged.
+ * (-EMEDIUMTYPE) when every block compared (two at least) differs: a disk
+ * with a copied identity never gets another disk's dirty data.  Some
+ * differing blocks are logged, not refused: a write-through write to a
+ * cached block whose disk copy was not flushed yet when the power went
+ * leaves the block clean in the cache and older on the disk (either is
+ * right for a write nobody flushed), and on a small cache written
+ * through that can be several of the few blocks compared.
  */
 static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 {
@@ -291,7 +295,7 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 			    d->bdev_name, err);
 		return err;
 	}
-	if (v.differ && v.differ * 2 >= v.compared) {
+	if (v.compared >= 2 && v.differ == v.compared) {
 		pr_warn("%s: %s has the identity and size of %s (%s) but other data: %u of %u blocks the cache holds clean differ; not attached automatically (vcache-config attach it if it is that disk)\n",
 			c->name, d->bdev_name, d->devname, d->ident, v.differ,
 			v.compared);
@@ -300,7 +304,7 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 		return -EMEDIUMTYPE;
 	}
 	if (v.differ)
-		pr_warn("%s: %s: %u of %u blocks the cache holds clean differ from the disk (a write cut short?); attached\n",
+		pr_warn("%s: %s: %u of %u blocks the cache holds clean differ from the disk (writes not flushed at a power cut?); attached\n",
 			c->name, d->bdev_name, v.differ, v.compared);
 	else
 		pr_info("%s: %s: %u clean blocks compared with the disk, all equal\n",
