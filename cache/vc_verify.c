@@ -33,8 +33,12 @@ static bool all_zero(const u8 *p, u32 len)
 
 /* Blocks looked at per sample region at most (a sparse slot ends early). */
 #define VERIFY_SCAN	65536u
-/* All-zero clean blocks passed over per sample region at most. */
-#define VERIFY_ZEROES	16u
+/*
+ * All-zero clean blocks passed over per sample region at most (a
+ * filesystem's inode tables and bitmaps read through the cache are mostly
+ * zeroes: each costs one cache read).
+ */
+#define VERIFY_ZEROES	512u
 
 int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			    struct vc_verify_result *res)

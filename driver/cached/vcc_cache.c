@@ -306,9 +306,12 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 	if (v.differ)
 		pr_warn("%s: %s: %u of %u blocks the cache holds clean differ from the disk (writes not flushed at a power cut?); attached\n",
 			c->name, d->bdev_name, v.differ, v.compared);
-	else
+	else if (v.compared)
 		pr_info("%s: %s: %u clean blocks compared with the disk, all equal\n",
 			c->name, d->bdev_name, v.compared);
+	else
+		pr_info("%s: %s: no clean block of it to compare with the disk: matched by identity and size\n",
+			c->name, d->bdev_name);
 	return 0;
 }
 
