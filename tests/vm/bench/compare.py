@@ -233,8 +233,11 @@ def teardown():
             sysw(f, 1)
         except OSError:
             pass
-    for _ in range(50):
-        if not glob.glob("/sys/block/bcache*"):
+    # unregistering a cache set is asynchronous: it holds the region
+    # until it is gone (a fresh make-bcache on it got EBUSY)
+    for _ in range(300):
+        if not glob.glob("/sys/block/bcache*") and \
+                not glob.glob("/sys/fs/bcache/*-*"):
             break
         time.sleep(0.2)
     for n in ("vcbench", "vcmeta", "vcregion"):
