@@ -44,7 +44,7 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			    struct vc_verify_result *res)
 {
 	u32 bs = c->block_size, k, sect = bs >> VC_SECTOR_SHIFT;
-	struct vc_buf *ba = NULL, *bb = NULL;
+	struct vc_buf ba, bb;
 	u8 *pa = NULL, *pb = NULL;
 	int err = 0;
 
@@ -53,26 +53,25 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 		return -EINVAL;
 	pa = vc_malloc(bs, VC_GFP_KERNEL);
 	pb = vc_malloc(bs, VC_GFP_KERNEL);
-	ba = vc_malloc(sizeof(*ba), VC_GFP_KERNEL);
-	bb = vc_malloc(sizeof(*bb), VC_GFP_KERNEL);
-	if (!pa || !pb || !ba || !bb) {
+	if (!pa || !pb) {
 		err = -ENOMEM;
 		goto out;
 	}
-	vc_buf_init_mem(ba, pa, bs);
-	vc_buf_init_mem(bb, pb, bs);
+	vc_buf_init_mem(&ba, pa, bs);
+	vc_buf_init_mem(&bb, pb, bs);
 	vc_mutex_lock(&c->ctl_mutex);
 	if (!c->bdev[id].in_use || c->bdev[id].dev) {
 		err = -ENOENT;
 		goto unlock;
 	}
 	for (k = 0; k < VC_VERIFY_SAMPLES && !err; k++) {
-		u64 first = vc_div_u64(c->nr_blocks * k, VC_VERIFY_SAMPLES);
+		u64 b = vc_div_u64(c->nr_blocks * k, VC_VERIFY_SAMPLES);
 		u64 end = vc_div_u64(c->nr_blocks * (k + 1), VC_VERIFY_SAMPLES);
-		u32 looked = 0, zeroes = 0;
-		u64 b;
+		u32 zeroes = 0;
 
-		for (b = first; b < end && looked < VERIFY_SCAN; b++, looked++) {
+		if (end > b + VERIFY_SCAN)
+			end = b + VERIFY_SCAN;
+		for (; b < end; b++) {
 			u64 w = vc_word(c, (u32)b), home;
 			int e;
 
@@ -82,7 +81,7 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			if (home + sect > cand->nr_sectors)
 				continue;
 			e = vc_sync_io(c->cdev, VC_DEV_READ, 0,
-				       c->data_start + b * sect, bs, ba);
+				       c->data_start + b * sect, bs, &ba);
 			/* the block may have changed while it was read */
 			if (e || vc_word(c, (u32)b) != w) {
 				res->skipped++;
@@ -93,7 +92,7 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 					break;
 				continue;
 			}
-			e = vc_sync_io(cand, VC_DEV_READ, 0, home, bs, bb);
+			e = vc_sync_io(cand, VC_DEV_READ, 0, home, bs, &bb);
 			if (e) {
 				err = -EIO;
 				break;
@@ -109,7 +108,5 @@ unlock:
 out:
 	vc_free(pa);
 	vc_free(pb);
-	vc_free(ba);
-	vc_free(bb);
 	return err;
 }

@@ -349,6 +349,7 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 		err = -EINVAL;
 		goto out_close;
 	}
+	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 	if (hotplug) {
 		struct vc_backing_info bi;
 		u64 now = bdev_nr_sectors(d->bh.bdev);
@@ -363,12 +364,10 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 			err = -EMEDIUMTYPE;
 			goto out_close;
 		}
-		vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 		err = vcc_dev_verify(d, ext);
 		if (err)
 			goto out_close;
 	}
-	vc_linux_dev_init(&d->ld, d->bh.bdev, d->bdev_name);
 	err = vc_cache_attach(c->engine, &d->ld.dev, d->ident, &id);
 	if (err) {
 		if (err == -EINVAL)

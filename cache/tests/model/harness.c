@@ -320,7 +320,7 @@ int h_create(struct harness *h)
 	return 0;
 }
 
-int h_load(struct harness *h, char *err, size_t errlen)
+int h_load_detached(struct harness *h, char *err, size_t errlen)
 {
 	u32 i;
 	int ret;
@@ -328,10 +328,19 @@ int h_load(struct harness *h, char *err, size_t errlen)
 	for (i = 0; i < h->o.ndev; i++)
 		h->dev[i].id = H_NO_ID;
 	ret = vc_cache_load(simdev_dev(h->csd), 0, &h->c, err, errlen);
-	if (ret) {
+	if (ret)
 		h->c = NULL;
+	return ret;
+}
+
+int h_load(struct harness *h, char *err, size_t errlen)
+{
+	u32 i;
+	int ret;
+
+	ret = h_load_detached(h, err, errlen);
+	if (ret)
 		return ret;
-	}
 	for (i = 0; i < h->o.ndev; i++) {
 		ret = h_attach(h, (int)i);
 		if (ret)

@@ -149,6 +149,8 @@ void h_fini(struct harness *h);
 int h_create(struct harness *h);
 /* Load the cache from the cache device and re-attach every device. */
 int h_load(struct harness *h, char *err, size_t errlen);
+/* Load the cache again with no backing device attached (all waiting). */
+int h_load_detached(struct harness *h, char *err, size_t errlen);
 int h_attach(struct harness *h, int d);
 /* Drive the engine until nothing is in flight. */
 void h_quiesce(struct harness *h);

@@ -308,9 +308,7 @@ static void test_flush_all_with_absent_device(void **st)
 	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
 	h->c = NULL;
 	/* reload; only device 0 comes back */
-	assert_int_equal(vc_cache_load(simdev_dev(h->csd), 0, &h->c, err,
-				       sizeof(err)), 0);
-	h->dev[1].id = H_NO_ID;
+	assert_int_equal(h_load_detached(h, err, sizeof(err)), 0);
 	assert_int_equal(h_attach(h, 0), 0);
 	h_pump(h);
 	ret = vc_cache_flush(h->c, VC_DEV_ID_ALL, NULL, NULL);
@@ -1154,9 +1152,7 @@ static void test_verify_returning_backing(void **st)
 			 simdev_dev(h->dev[0].sd), &v), -ENOENT);	/* attached */
 	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
 	h->c = NULL;
-	assert_int_equal(vc_cache_load(simdev_dev(h->csd), 0, &h->c, err,
-				       sizeof(err)), 0);
-	h->dev[0].id = H_NO_ID;
+	assert_int_equal(h_load_detached(h, err, sizeof(err)), 0);
 
 	/* the disk that was there: every sample equal */
 	assert_int_equal(vc_cache_verify_backing(h->c, id,

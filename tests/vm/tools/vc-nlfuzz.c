@@ -313,6 +313,15 @@ static int is_read(int cmd)
 	       cmd == VCACHE_CMD_LAT_GET;
 }
 
+/* Each well-formed attribute @a of the @len bytes at @head. */
+#define nla_each(a, head, len, left)					\
+	for ((a) = (const void *)(head), (left) = (int)(len);		\
+	     (left) >= 4 && (a)->nla_len >= 4 && (a)->nla_len <= (left);	\
+	     (left) -= NLA_ALIGN((a)->nla_len),				\
+	     (a) = (const void *)((const char *)(a) + NLA_ALIGN((a)->nla_len)))
+#define nla_inner(a)	((const char *)(a) + NLA_HDRLEN)
+#define nla_inner_len(a)	((int)(a)->nla_len - NLA_HDRLEN)
+
 /*
  * Count the BACKING nests of a vcache message and the identities in them
  * (VCACHE_A_BACKING at the top level; an event's attributes too).
@@ -324,19 +333,12 @@ static void walk_reply(const struct nlmsghdr *h, bool event)
 
 	if (h->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
 		return;
-	a = (const void *)((const char *)NLMSG_DATA(h) + GENL_HDRLEN);
-	left = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-	for (; left >= 4 && a->nla_len >= 4 && a->nla_len <= left;
-	     left -= NLA_ALIGN(a->nla_len),
-	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+	nla_each(a, (const char *)NLMSG_DATA(h) + GENL_HDRLEN,
+		 h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, left) {
 		if ((a->nla_type & NLA_TYPE_MASK) != VCACHE_A_BACKING)
 			continue;
 		(*(event ? &ev_backing : &rep_backing))++;
-		b = (const void *)((const char *)a + NLA_HDRLEN);
-		bl = a->nla_len - NLA_HDRLEN;
-		for (; bl >= 4 && b->nla_len >= 4 && b->nla_len <= bl;
-		     bl -= NLA_ALIGN(b->nla_len),
-		     b = (const void *)((const char *)b + NLA_ALIGN(b->nla_len)))
+		nla_each(b, nla_inner(a), nla_inner_len(a), bl)
 			if ((b->nla_type & NLA_TYPE_MASK) == VCACHE_B_IDENT)
 				(*(event ? &ev_ident : &rep_ident))++;
 	}
@@ -416,23 +418,16 @@ static int groups_joined;
 
 static void join_groups(const struct nlattr *groups)
 {
-	const struct nlattr *g = (const void *)((const char *)groups + NLA_HDRLEN);
-	int left = groups->nla_len - NLA_HDRLEN;
+	const struct nlattr *g, *x;
+	int left, xl;
 
-	for (; left >= 4 && g->nla_len >= 4 && g->nla_len <= left;
-	     left -= NLA_ALIGN(g->nla_len),
-	     g = (const void *)((const char *)g + NLA_ALIGN(g->nla_len))) {
-		const struct nlattr *x = (const void *)((const char *)g + NLA_HDRLEN);
-		int xl = g->nla_len - NLA_HDRLEN;
-
-		for (; xl >= 4 && x->nla_len >= 4 && x->nla_len <= xl;
-		     xl -= NLA_ALIGN(x->nla_len),
-		     x = (const void *)((const char *)x + NLA_ALIGN(x->nla_len))) {
+	nla_each(g, nla_inner(groups), nla_inner_len(groups), left) {
+		nla_each(x, nla_inner(g), nla_inner_len(g), xl) {
 			uint32_t id;
 
 			if ((x->nla_type & NLA_TYPE_MASK) != CTRL_ATTR_MCAST_GRP_ID)
 				continue;
-			memcpy(&id, (const char *)x + NLA_HDRLEN, 4);
+			memcpy(&id, nla_inner(x), 4);
 			if (!setsockopt(sk, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
 					&id, sizeof(id)))
 				groups_joined++;
@@ -449,7 +444,7 @@ static int resolve_family(void)
 	struct genlmsghdr g = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 };
 	ssize_t n;
 	struct nlmsghdr *r = (void *)rb;
-	struct nlattr *a;
+	const struct nlattr *a;
 	int left;
 
 	put(&b, &h, sizeof(h));
@@ -459,15 +454,12 @@ static int resolve_family(void)
 	if (send_msg(b.d, b.n) || (n = recv(sk, rb, sizeof(rb), 0)) <= 0 ||
 	    r->nlmsg_type == NLMSG_ERROR)
 		return -1;
-	a = (void *)((char *)NLMSG_DATA(r) + GENL_HDRLEN);
-	left = r->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-	while (left >= 4 && a->nla_len >= 4) {
+	nla_each(a, (const char *)NLMSG_DATA(r) + GENL_HDRLEN,
+		 r->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, left) {
 		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
-			fam = *(uint16_t *)((char *)a + 4);
+			memcpy(&fam, nla_inner(a), sizeof(fam));
 		if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GROUPS)
 			join_groups(a);
-		left -= NLA_ALIGN(a->nla_len);
-		a = (void *)((char *)a + NLA_ALIGN(a->nla_len));
 	}
 	return fam ? 0 : -1;
 }
