@@ -29,6 +29,8 @@ static const struct param_desc params[VC_NR_PARAMS] = {
 	[VC_P_ADMIT_FULL_PCT]	 = { "admit_full_pct", 90, 0, 100 },
 	[VC_P_PID_MODE]		 = { "pid_mode", VC_PID_MODE_CACHE_ALL, 0, 1 },
 	[VC_P_COMMIT_MS]	 = { "commit_ms", 100, 0, 10000 },
+	[VC_P_READAHEAD_KIB]	 = { "readahead_kib", VC_RA_DEF_KIB, 0,
+				     VC_RA_MAX_KIB },
 };
 
 void vc_params_default(struct vc_params *p)
@@ -437,6 +439,7 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 	vc_atomic64_set(&c->bdev[slot].home_flushed,
 			vc_atomic64_read(&c->bdev[slot].home_writes) - 1);
 	vc_atomic64_set(&c->bdev[slot].last_host_io_ns, (s64)vc_now_ns());
+	c->bdev[slot].nr_fp = 0;
 	c->bdev[slot].dev = bdev;
 	vc_atomic_set(&c->bdev[slot].present, 1);
 	if (bdev->no_volatile_cache)
@@ -585,9 +588,10 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 	err = -EBUSY;
 	if (vc_atomic_read(&c->bdev[id].inflight))
 		goto out;
-	if (ds.keep)
+	if (ds.keep) {
 		c->bdev[id].parked = true;	/* the cleaner picks none */
-	else if (!ds.force) {
+		vc_verify_fingerprint(c, id);	/* before they are dropped */
+	} else if (!ds.force) {
 		err = vc_cache_flush(c, id, NULL, NULL);
 		if (err)
 			goto out;
@@ -631,6 +635,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		goto out;
 	}
 	c->bdev[id].in_use = false;
+	c->bdev[id].nr_fp = 0;
 	vc_memset(c->bdev[id].uuid, 0, sizeof(c->bdev[id].uuid));
 	vc_memset(c->bdev[id].label, 0, sizeof(c->bdev[id].label));
 	err = vc_md_write_dev(c, id);
@@ -751,6 +756,7 @@ int vc_cache_unplug(struct vc_cache *c, u32 id)
 		return 0;
 	}
 	c->bdev[id].parked = true;	/* the cleaner picks none */
+	vc_verify_fingerprint(c, id);	/* before they are dropped */
 	/* clean blocks go (best effort: their records may not be writable) */
 	drop_dev_blocks(&ds);
 	while (vc_waitq_wait(&c->md_wq, dev_io_done, &ds, false,

@@ -101,6 +101,8 @@
 #define VC_NIL			0xffffu
 #define VC_MD_LOCKS		64u
 #define VC_MAX_WB_IO_KIB	4096u	/* largest write-back I/O */
+#define VC_RA_DEF_KIB		64u	/* readahead window (vc_ra.c) */
+#define VC_RA_MAX_KIB		1024u
 /* writes smaller than this are never bypassed as sequential (bytes) */
 #define VC_SEQ_MIN_WRITE_BYPASS	(64u << 10)
 
@@ -262,6 +264,16 @@ struct vc_bdev_slot {
 	vc_atomic64_t nr_lost;		/* its lost markers */
 	vc_atomic_t present;	/* dev set: for lock-free readers (cleaner) */
 	bool parked;		/* detach with KEEP under way: no write-back */
+	/*
+	 * Clean blocks dropped when it left (detach with KEEP, unplug), a
+	 * few of them as home sector and crc32c: compared with a disk that
+	 * claims the slot (vc_verify.c).  RAM only.
+	 */
+	struct {
+		u64 sector;
+		u32 crc;
+	} fp[VC_VERIFY_SAMPLES];
+	u32 nr_fp;
 };
 
 /* One merged write-back I/O. */
@@ -528,6 +540,7 @@ struct vc_req {
 		struct vc_md_waiter mdw;	/* a record write */
 		struct vc_commit_waiter cw;	/* a group commit */
 		struct vc_drain_waiter dw;	/* a drain after a failed one */
+		struct vc_ra *ra;	/* a read-miss fill reading ahead */
 	};
 	struct vc_dev_io io[2];
 };
@@ -602,6 +615,9 @@ int vc_md_write_sb(struct vc_cache *c, bool clean);
 int vc_md_write_dev(struct vc_cache *c, u32 id);
 int vc_md_write_all(struct vc_cache *c);
 int vc_md_erase_sb(struct vc_cache *c);
+/* vc_verify.c: keep fingerprints of @id's clean blocks; ctl_mutex held */
+void vc_verify_fingerprint(struct vc_cache *c, u32 id);
+
 int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	       struct vc_buf *buf);
 int vc_md_wait_idle(struct vc_cache *c);
@@ -644,7 +660,19 @@ void vc_req_dispatch(struct vc_req *r);
 void vc_redrive(struct vc_cache *c);
 bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
 bool vc_lose_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_invalidate_blk(struct vc_cache *c, u32 blk);
+void vc_clear_bits(struct vc_cache *c, u32 blk, u64 bits);
+u32 vc_take_victim(struct vc_cache *c, struct vc_set *s, u64 key);
 enum vc_mode vc_effective_mode(struct vc_cache *c);
+
+/* vc_ra.c: readahead of a read-miss fill into free blocks */
+struct vc_ra;
+struct vc_ra *vc_ra_take(struct vc_cache *c, u64 key, u64 *first_lba,
+			 u32 *nr);
+struct vc_buf *vc_ra_buf(struct vc_ra *ra);
+u64 vc_ra_first_lba(struct vc_ra *ra);
+void vc_ra_install(struct vc_ra *ra, int err);
+void vc_ra_put(struct vc_ra *ra);
 void vc_degrade(struct vc_cache *c, const char *why);
 void vc_cache_write_failed(struct vc_cache *c, int err, const char *why);
 

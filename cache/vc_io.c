@@ -134,6 +134,12 @@ static void req_free(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
 
+	if (r->kind == RK_READ && r->ra) {
+		/* a fill that read ahead: the run's buffer is shared */
+		vc_ra_put(r->ra);
+		r->ra = NULL;
+		r->bounce = NULL;
+	}
 	if (r->bounce_pooled)
 		vc_mempool_free(&c->blk_pool,
 				vc_container_of(r->bounce, struct vc_pooled_buf,
@@ -316,7 +322,7 @@ static void unlose_then(struct vc_req *r, struct vc_set *s, u32 blk)
 	vc_md_mark(r->c, blk, &r->mdw, unlose_md_end);
 }
 
-static void invalidate_blk(struct vc_cache *c, u32 blk)
+void vc_invalidate_blk(struct vc_cache *c, u32 blk)
 {
 	struct vc_set *s = vc_set_of_blk(c, blk);
 	bool md;
@@ -330,7 +336,7 @@ static void invalidate_blk(struct vc_cache *c, u32 blk)
 }
 
 /* Clear @bits of a block's word (set lock taken here), then redrive. */
-static void clear_bits(struct vc_cache *c, u32 blk, u64 bits)
+void vc_clear_bits(struct vc_cache *c, u32 blk, u64 bits)
 {
 	struct vc_set *s = vc_set_of_blk(c, blk);
 
@@ -341,7 +347,7 @@ static void clear_bits(struct vc_cache *c, u32 blk, u64 bits)
 }
 
 /* Take a victim for @key in @s: evict it and make it key|VALID|BUSY. */
-static u32 take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
+u32 vc_take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
 {
 	u32 blk = vc_find_victim(c, s);
 
@@ -458,10 +464,10 @@ static void fill_write_end(struct vc_dev_io *io, int err)
 
 	if (err) {
 		vc_cache_write_failed(c, err, "cache write failed");
-		invalidate_blk(c, r->blk);
+		vc_invalidate_blk(c, r->blk);
 	} else {
 		vc_stat_add(VC_STAT(c, flash_bytes_written), c->block_size);
-		clear_bits(c, r->blk, B_BUSY);
+		vc_clear_bits(c, r->blk, B_BUSY);
 	}
 	req_free(r);
 }
@@ -528,22 +534,28 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	struct vc_cache *c = r->c;
 	struct vc_host_io *hio = r->hio;
 	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	/* the block's place in the run read (readahead: vc_ra.c) */
+	u32 boff = r->ra ? (u32)(vc_key_lba(r->key) - vc_ra_first_lba(r->ra)) *
+			   c->block_size : 0;
 	bool stale, taken;
 
 	vc_spin_lock(&s->lock);
 	taken = fill_unlink_locked(s, r);
 	stale = s->byp_gen != r->gen;
 	vc_spin_unlock(&s->lock);
+	if (r->ra)
+		vc_ra_install(r->ra, err);
 	if (err) {
 		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_read_errors),
 			    1);
 		if (!taken)
-			invalidate_blk(c, r->blk);
+			vc_invalidate_blk(c, r->blk);
 		req_done(r, err);
 		return;
 	}
-	vc_stat_add(VC_STAT(c, backing_bytes_read), c->block_size);
-	vc_buf_copy(hio->buf, hio->buf_off + r->hoff, r->bounce, r->off, r->len);
+	vc_stat_add(VC_STAT(c, backing_bytes_read), r->io[0].len);
+	vc_buf_copy(hio->buf, hio->buf_off + r->hoff, r->bounce, boff + r->off,
+		    r->len);
 	if (taken) {
 		/* a whole-block write holds the block now: serve the reader */
 		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), fills_overtaken), 1);
@@ -552,7 +564,7 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 	}
 	if (stale) {
 		/* a write went around us meanwhile: our copy may be old */
-		invalidate_blk(c, r->blk);
+		vc_invalidate_blk(c, r->blk);
 		req_done(r, 0);
 		return;
 	}
@@ -564,13 +576,14 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 		n->embedded = 0;
 		r->bounce = NULL;
 		r->bounce_pooled = 0;
+		r->ra = NULL;
 		req_ack(r, 0);
 		r = n;
 	} else {
 		req_ack(r, 0);
 	}
 	io_init(&r->io[0], c->cdev, VC_DEV_WRITE, 0, blk_sector(c, r->blk),
-		c->block_size, r->bounce, 0, fill_write_end, r);
+		c->block_size, r->bounce, boff, fill_write_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -598,8 +611,8 @@ static void dispatch_read(struct vc_req *r)
 	struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
 	int ef = vc_atomic_read(&r->hio->eflags);
 	int byp = -1;
-	u32 blk;
-	u64 w;
+	u32 blk, nr;
+	u64 w, first;
 
 	vc_spin_lock(&s->lock);
 	blk = vc_lookup(c, s, r->key);
@@ -665,7 +678,7 @@ static void dispatch_read(struct vc_req *r)
 		byp = VC_BYP_BUSY;	/* a write around us is in flight */
 	blk = ~0u;
 	if (byp < 0) {
-		blk = take_victim(c, s, r->key);
+		blk = vc_take_victim(c, s, r->key);
 		if (blk == ~0u)
 			byp = VC_BYP_NOSPACE;
 		r->gen = s->byp_gen;
@@ -683,11 +696,18 @@ static void dispatch_read(struct vc_req *r)
 		return;
 	}
 	vc_stat_add(VC_STAT(c, admitted), 1);
-	if (!(c->flags & VC_CFG_NODATA)) {
+	first = vc_key_lba(r->key);
+	nr = 1;
+	r->ra = vc_ra_take(c, r->key, &first, &nr);
+	if (r->ra) {
+		r->bounce = vc_ra_buf(r->ra);
+	} else if (!(c->flags & VC_CFG_NODATA)) {
+		first = vc_key_lba(r->key);
+		nr = 1;
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 		if (!r->bounce) {
 			if (!fill_unlink(c, r))
-				invalidate_blk(c, blk);
+				vc_invalidate_blk(c, blk);
 			count_bypass(r, VC_BYP_BUSY);
 			read_backing(r);
 			return;
@@ -695,8 +715,8 @@ static void dispatch_read(struct vc_req *r)
 	}
 	note_backing_io(c);
 	io_init(&r->io[0], bdev_of(r), VC_DEV_READ, 0,
-		vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
-		c->block_size, r->bounce, 0, fill_read_end, r);
+		first << (c->block_shift - VC_SECTOR_SHIFT),
+		nr * c->block_size, r->bounce, 0, fill_read_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -928,7 +948,7 @@ static void wb_md_end(struct vc_md_waiter *mw, int err)
 		wb_fallback(r);
 		return;
 	}
-	clear_bits(r->c, r->blk, B_BUSY);
+	vc_clear_bits(r->c, r->blk, B_BUSY);
 	req_done(r, 0);
 }
 
@@ -1347,7 +1367,7 @@ static void dispatch_write(struct vc_req *r)
 	}
 	blk = ~0u;
 	if (byp < 0) {
-		blk = take_victim(c, s, r->key);
+		blk = vc_take_victim(c, s, r->key);
 		if (blk == ~0u)
 			byp = VC_BYP_NOSPACE;
 		r->gen = s->byp_gen;

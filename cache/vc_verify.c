@@ -11,6 +11,11 @@
  * record first).  So the disk that was there holds every clean block the
  * cache loaded for it, and another disk almost none.  All-zero blocks say
  * nothing (a new disk is zeroes too) and are passed over.
+ *
+ * A device that leaves while the cache runs (detach with KEEP, unplug)
+ * has its clean blocks dropped; a few of them are first kept as
+ * fingerprints (home LBA and crc32c, in RAM) and compared the same way
+ * when a disk claims the slot.
  */
 #include "vc_internal.h"
 
@@ -40,10 +45,73 @@ static bool all_zero(const u8 *p, u32 len)
  */
 #define VERIFY_ZEROES	512u
 
+/*
+ * Sample region @k of the cache: its first clean block of @id, within
+ * @nr_sectors of the device, whose cache copy (read into @buf) is not all
+ * zeroes.  Returns its home sector, or -1 (none; a block that changed
+ * while it was read, or could not be read, is counted in @skipped).
+ */
+static s64 sample_clean(struct vc_cache *c, u32 id, u32 k, u64 nr_sectors,
+			struct vc_buf *buf, u8 *p, u32 *skipped)
+{
+	u32 bs = c->block_size, sect = bs >> VC_SECTOR_SHIFT, zeroes = 0;
+	u64 b = vc_div_u64(c->nr_blocks * k, VC_VERIFY_SAMPLES);
+	u64 end = vc_div_u64(c->nr_blocks * (k + 1), VC_VERIFY_SAMPLES);
+
+	if (end > b + VERIFY_SCAN)
+		end = b + VERIFY_SCAN;
+	for (; b < end; b++) {
+		u64 w = vc_word(c, (u32)b), home;
+
+		if (!clean_of(w, id))
+			continue;
+		home = vc_key_lba(w) * sect;
+		if (home + sect > nr_sectors)
+			continue;
+		/* the block may have changed while it was read */
+		if (vc_sync_io(c->cdev, VC_DEV_READ, 0, c->data_start + b * sect,
+			       bs, buf) || vc_word(c, (u32)b) != w) {
+			(*skipped)++;
+			continue;
+		}
+		if (!all_zero(p, bs))
+			return (s64)home;
+		if (++zeroes >= VERIFY_ZEROES)
+			break;
+	}
+	return -1;
+}
+
+void vc_verify_fingerprint(struct vc_cache *c, u32 id)
+{
+	struct vc_bdev_slot *s = &c->bdev[id];
+	u32 bs = c->block_size, k, skipped = 0;
+	struct vc_buf buf;
+	u8 *p;
+
+	s->nr_fp = 0;
+	p = vc_malloc(bs, VC_GFP_KERNEL);
+	if (!p)
+		return;		/* the disk will be matched by identity alone */
+	vc_buf_init_mem(&buf, p, bs);
+	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
+		s64 home = sample_clean(c, id, k, s->nr_sectors, &buf, p,
+					&skipped);
+
+		if (home < 0)
+			continue;
+		s->fp[s->nr_fp].sector = (u64)home;
+		s->fp[s->nr_fp].crc = vc_crc32c(0, p, bs);
+		s->nr_fp++;
+	}
+	vc_free(p);
+}
+
 int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			    struct vc_verify_result *res)
 {
-	u32 bs = c->block_size, k, sect = bs >> VC_SECTOR_SHIFT;
+	u32 bs = c->block_size, k;
+	struct vc_bdev_slot *s;
 	struct vc_buf ba, bb;
 	u8 *pa = NULL, *pb = NULL;
 	int err = 0;
@@ -51,6 +119,7 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 	vc_memset(res, 0, sizeof(*res));
 	if (id >= VC_MAX_BACKING || !cand)
 		return -EINVAL;
+	s = &c->bdev[id];
 	pa = vc_malloc(bs, VC_GFP_KERNEL);
 	pb = vc_malloc(bs, VC_GFP_KERNEL);
 	if (!pa || !pb) {
@@ -60,48 +129,36 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 	vc_buf_init_mem(&ba, pa, bs);
 	vc_buf_init_mem(&bb, pb, bs);
 	vc_mutex_lock(&c->ctl_mutex);
-	if (!c->bdev[id].in_use || c->bdev[id].dev) {
+	if (!s->in_use || s->dev) {
 		err = -ENOENT;
 		goto unlock;
 	}
-	for (k = 0; k < VC_VERIFY_SAMPLES && !err; k++) {
-		u64 b = vc_div_u64(c->nr_blocks * k, VC_VERIFY_SAMPLES);
-		u64 end = vc_div_u64(c->nr_blocks * (k + 1), VC_VERIFY_SAMPLES);
-		u32 zeroes = 0;
+	/* the clean blocks the cache holds of it (loaded with the cache) */
+	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
+		s64 home = sample_clean(c, id, k, cand->nr_sectors, &ba, pa,
+					&res->skipped);
 
-		if (end > b + VERIFY_SCAN)
-			end = b + VERIFY_SCAN;
-		for (; b < end; b++) {
-			u64 w = vc_word(c, (u32)b), home;
-			int e;
-
-			if (!clean_of(w, id))
-				continue;
-			home = vc_key_lba(w) * sect;
-			if (home + sect > cand->nr_sectors)
-				continue;
-			e = vc_sync_io(c->cdev, VC_DEV_READ, 0,
-				       c->data_start + b * sect, bs, &ba);
-			/* the block may have changed while it was read */
-			if (e || vc_word(c, (u32)b) != w) {
-				res->skipped++;
-				continue;
-			}
-			if (all_zero(pa, bs)) {
-				if (++zeroes >= VERIFY_ZEROES)
-					break;
-				continue;
-			}
-			e = vc_sync_io(cand, VC_DEV_READ, 0, home, bs, &bb);
-			if (e) {
-				err = -EIO;
-				break;
-			}
-			res->compared++;
-			if (vc_memcmp(pa, pb, bs))
-				res->differ++;
-			break;		/* one sample per region */
+		if (home < 0)
+			continue;
+		if (vc_sync_io(cand, VC_DEV_READ, 0, (u64)home, bs, &bb)) {
+			err = -EIO;
+			goto unlock;
 		}
+		res->compared++;
+		if (vc_memcmp(pa, pb, bs))
+			res->differ++;
+	}
+	/* the fingerprints of those dropped when it left */
+	for (k = 0; k < s->nr_fp; k++) {
+		if (s->fp[k].sector + (bs >> VC_SECTOR_SHIFT) > cand->nr_sectors)
+			continue;
+		if (vc_sync_io(cand, VC_DEV_READ, 0, s->fp[k].sector, bs, &bb)) {
+			err = -EIO;
+			goto unlock;
+		}
+		res->compared++;
+		if (vc_crc32c(0, pb, bs) != s->fp[k].crc)
+			res->differ++;
 	}
 unlock:
 	vc_mutex_unlock(&c->ctl_mutex);

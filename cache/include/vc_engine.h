@@ -62,6 +62,7 @@ enum vc_param {
 	VC_P_ADMIT_FULL_PCT,	/* "nearly full" for admission */
 	VC_P_PID_MODE,		/* enum vc_pid_mode (vc_pidlist.h) */
 	VC_P_COMMIT_MS,		/* group commit of dirty records; 0 = none */
+	VC_P_READAHEAD_KIB,	/* read-miss fill window into free blocks */
 	VC_NR_PARAMS
 };
 
@@ -164,7 +165,8 @@ int vc_cache_backing_info(struct vc_cache *c, u32 id,
 
 /*
  * What vc_cache_verify_backing() compared: clean blocks of the slot read
- * from the cache device and from the disk that claims the slot.
+ * from the cache device and from the disk that claims the slot, and the
+ * fingerprints kept when the disk left.
  */
 #define VC_VERIFY_SAMPLES	8
 struct vc_verify_result {
@@ -178,7 +180,11 @@ struct vc_verify_result {
  * @id (a reboot, a module load: its clean blocks were loaded with the
  * cache): read up to VC_VERIFY_SAMPLES of the slot's clean blocks, spread
  * over the cache and not all zeroes, from the cache device and from @cand
- * (not attached: read only), and compare them.  A clean block equals its
+ * (not attached: read only), and compare them.  A device that left while
+ * the cache ran (VC_DETACH_KEEP, vc_cache_unplug()) has its clean blocks
+ * dropped; up to VC_VERIFY_SAMPLES of them were first kept as fingerprints
+ * (home sector and crc32c, in RAM until a disk takes the slot), compared
+ * the same way.  A clean block equals its
  * home copy, so the disk that was there holds all of them; another disk
  * with a copied identity and size holds none (the caller decides, see
  * vcache(4) "Auto-attach").  Sleeps (control path).  0 with @res filled
@@ -450,7 +456,8 @@ static inline u64 vc_lat_bucket_low(u32 b)
 	u64 wb_flushes;				/* write-back's FLUSHes */ \
 	u64 wb_throttled;			/* writes slowed at the mark */ \
 	u64 write_waits;			/* waited: block busy */ \
-	u64 fills_overtaken;			/* by a whole-block write */
+	u64 fills_overtaken;			/* by a whole-block write */ \
+	u64 readahead_blocks;			/* read ahead by fills */
 
 struct vc_dev_stats {
 	VC_DEV_STATS_FIELDS

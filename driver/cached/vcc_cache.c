@@ -296,7 +296,7 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 		return err;
 	}
 	if (v.compared >= 2 && v.differ == v.compared) {
-		pr_warn("%s: %s has the identity and size of %s (%s) but other data: %u of %u blocks the cache holds clean differ; not attached automatically (vcache-config attach it if it is that disk)\n",
+		pr_warn("%s: %s has the identity and size of %s (%s) but other data: %u of %u blocks the cache knows clean differ; not attached automatically (vcache-config attach it if it is that disk)\n",
 			c->name, d->bdev_name, d->devname, d->ident, v.differ,
 			v.compared);
 		vcc_ext_err(ext, "%s: identity of %s, but %u of %u clean blocks differ",
@@ -304,13 +304,13 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 		return -EMEDIUMTYPE;
 	}
 	if (v.differ)
-		pr_warn("%s: %s: %u of %u blocks the cache holds clean differ from the disk (writes not flushed at a power cut?); attached\n",
+		pr_warn("%s: %s: %u of %u blocks the cache knows clean differ from the disk (writes not flushed at a power cut?); attached\n",
 			c->name, d->bdev_name, v.differ, v.compared);
 	else if (v.compared)
 		pr_info("%s: %s: %u clean blocks compared with the disk, all equal\n",
 			c->name, d->bdev_name, v.compared);
 	else
-		pr_info("%s: %s: no clean block of it to compare with the disk: matched by identity and size\n",
+		pr_info("%s: %s: no clean block of it known to compare with the disk: matched by identity and size\n",
 			c->name, d->bdev_name);
 	return 0;
 }

@@ -18,7 +18,14 @@
  * the backing devices by engine id, and the settings.  Little-endian.
  */
 #define VCC_CONF_MAGIC		0x464e4f43u	/* "CONF" */
-#define VCC_CONF_VERSION	1
+/*
+ * Version 2 has room for VCC_CONF_PARAMS parameters whatever the engine
+ * has now (nr_params says how many are set); version 1 had exactly the
+ * 15 of its time in place of that room, and is still read.
+ */
+#define VCC_CONF_VERSION	2
+#define VCC_CONF_PARAMS		32
+#define VCC_CONF_V1_PARAMS	15
 
 struct vcc_conf_dev_disk {
 	u8 in_use;
@@ -27,30 +34,41 @@ struct vcc_conf_dev_disk {
 	char ident[VCACHE_IDENT_MAX];
 };
 
-struct vcc_conf_disk {
+struct vcc_conf_head {
 	__le32 magic;
 	__le32 version;
 	__le32 crc;		/* crc32c of the blob with crc = 0 */
 	__le32 mode;
 	__le32 policy;
 	__le32 nr_params;
-	__le64 params[VC_NR_PARAMS];
+};
+
+struct vcc_conf_disk {
+	struct vcc_conf_head h;
+	__le64 params[VCC_CONF_PARAMS];
+	struct vcc_conf_dev_disk dev[VC_MAX_BACKING];
+};
+
+struct vcc_conf_disk_v1 {
+	struct vcc_conf_head h;
+	__le64 params[VCC_CONF_V1_PARAMS];
 	struct vcc_conf_dev_disk dev[VC_MAX_BACKING];
 };
 
 static_assert(sizeof(struct vcc_conf_disk) <= VCD_REGION_CONF_MAX);
+static_assert(VC_NR_PARAMS <= VCC_CONF_PARAMS);
 
 static void vcc_conf_encode(struct vcc_cache *c, struct vcc_conf_disk *b)
 {
 	int i;
 
 	memset(b, 0, sizeof(*b));
-	b->magic = cpu_to_le32(VCC_CONF_MAGIC);
-	b->version = cpu_to_le32(VCC_CONF_VERSION);
+	b->h.magic = cpu_to_le32(VCC_CONF_MAGIC);
+	b->h.version = cpu_to_le32(VCC_CONF_VERSION);
 	if (c->engine) {
-		b->mode = cpu_to_le32(vc_cache_get_requested_mode(c->engine));
-		b->policy = cpu_to_le32(vc_cache_get_policy(c->engine));
-		b->nr_params = cpu_to_le32(VC_NR_PARAMS);
+		b->h.mode = cpu_to_le32(vc_cache_get_requested_mode(c->engine));
+		b->h.policy = cpu_to_le32(vc_cache_get_policy(c->engine));
+		b->h.nr_params = cpu_to_le32(VC_NR_PARAMS);
 		for (i = 0; i < VC_NR_PARAMS; i++)
 			b->params[i] = cpu_to_le64(vc_cache_get_param(c->engine,
 								      i));
@@ -62,47 +80,69 @@ static void vcc_conf_encode(struct vcc_cache *c, struct vcc_conf_disk *b)
 		memcpy(b->dev[i].ident, c->conf[i].ident,
 		       sizeof(b->dev[i].ident));
 	}
-	b->crc = cpu_to_le32(vc_crc32c(~0U, b, sizeof(*b)));
+	b->h.crc = cpu_to_le32(vc_crc32c(~0U, b, sizeof(*b)));
 }
 
-/* Decode @b into @c's conf and apply its settings to the loaded engine. */
+/*
+ * Decode a conf blob (either version) into @c's conf and apply its
+ * settings to the loaded engine.
+ */
 static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
 {
+	const struct vcc_conf_dev_disk *dev;
+	const __le64 *params;
 	struct vcc_conf_disk *b;
-	u32 crc, n;
+	u32 crc, n, size, room;
 	int i, err = -EUCLEAN;
 
-	if (len < sizeof(*b))
+	if (len < sizeof(struct vcc_conf_disk_v1))
 		return -EUCLEAN;
-	b = kmemdup(blob, sizeof(*b), GFP_KERNEL);
+	switch (le32_to_cpu(((const struct vcc_conf_head *)blob)->version)) {
+	case 1:
+		size = sizeof(struct vcc_conf_disk_v1);
+		room = VCC_CONF_V1_PARAMS;
+		break;
+	case VCC_CONF_VERSION:
+		size = sizeof(struct vcc_conf_disk);
+		room = VCC_CONF_PARAMS;
+		break;
+	default:
+		return -EUCLEAN;
+	}
+	if (len < size)
+		return -EUCLEAN;
+	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
-	crc = le32_to_cpu(b->crc);
-	b->crc = 0;
-	if (le32_to_cpu(b->magic) != VCC_CONF_MAGIC ||
-	    le32_to_cpu(b->version) != VCC_CONF_VERSION ||
-	    vc_crc32c(~0U, b, sizeof(*b)) != crc)
+	memcpy(b, blob, size);
+	crc = le32_to_cpu(b->h.crc);
+	b->h.crc = 0;
+	if (le32_to_cpu(b->h.magic) != VCC_CONF_MAGIC ||
+	    vc_crc32c(~0U, b, size) != crc)
 		goto out;
+	params = b->params;
+	dev = (const void *)(params + room);
 	for (i = 0; i < VC_MAX_BACKING; i++) {
-		c->conf[i].in_use = b->dev[i].in_use;
-		memcpy(c->conf[i].devname, b->dev[i].devname,
+		c->conf[i].in_use = dev[i].in_use;
+		memcpy(c->conf[i].devname, dev[i].devname,
 		       sizeof(c->conf[i].devname));
 		c->conf[i].devname[VCACHE_NAME_MAX - 1] = 0;
-		memcpy(c->conf[i].ident, b->dev[i].ident,
+		memcpy(c->conf[i].ident, dev[i].ident,
 		       sizeof(c->conf[i].ident));
 		c->conf[i].ident[VCACHE_IDENT_MAX - 1] = 0;
 	}
 	/*
 	 * Settings only from a blob written with a running engine (the one
 	 * made at create has none: the engine's own, loaded, stay).  The
-	 * engine checks every value; a refused one keeps the loaded.
+	 * engine checks every value; a refused one keeps the loaded.  A
+	 * parameter the blob does not have keeps the engine's (its default).
 	 */
-	n = min_t(u32, le32_to_cpu(b->nr_params), VC_NR_PARAMS);
+	n = min3(le32_to_cpu(b->h.nr_params), room, (u32)VC_NR_PARAMS);
 	for (i = 0; i < n; i++)
-		vc_cache_set_param(c->engine, i, le64_to_cpu(b->params[i]));
+		vc_cache_set_param(c->engine, i, le64_to_cpu(params[i]));
 	if (n) {
-		vc_cache_set_policy(c->engine, le32_to_cpu(b->policy));
-		vc_cache_set_mode(c->engine, le32_to_cpu(b->mode));
+		vc_cache_set_policy(c->engine, le32_to_cpu(b->h.policy));
+		vc_cache_set_mode(c->engine, le32_to_cpu(b->h.mode));
 	}
 	err = 0;
 out:

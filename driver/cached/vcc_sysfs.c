@@ -60,6 +60,7 @@ static const struct {
 	VCC_DS(WB_THROTTLED, wb_throttled),
 	VCC_DS(WRITE_WAITS, write_waits),
 	VCC_DS(FILLS_OVERTAKEN, fills_overtaken),
+	VCC_DS(READAHEAD_BLOCKS, readahead_blocks),
 };
 
 static_assert(VC_NR_BYPASS == 6, "the ABI has six bypass reasons");

@@ -329,7 +329,8 @@ enum vcache_event {
 	X(ADMISSION, admission)				\
 	X(ADMIT_FULL_PCT, admit_full_pct)		\
 	X(PID_MODE, pid_mode)				\
-	X(COMMIT_MS, commit_ms)
+	X(COMMIT_MS, commit_ms)				\
+	X(READAHEAD_KIB, readahead_kib)
 
 /*
  * Name tables in enum order (index 0 is UNSPEC):
@@ -430,7 +431,8 @@ enum vcache_param_attr {
 	X(WB_RATE_BPS, wb_rate_bps)			\
 	X(WB_THROTTLED, wb_throttled)			\
 	X(WRITE_WAITS, write_waits)			\
-	X(FILLS_OVERTAKEN, fills_overtaken)
+	X(FILLS_OVERTAKEN, fills_overtaken)		\
+	X(READAHEAD_BLOCKS, readahead_blocks)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
@@ -448,6 +450,8 @@ enum vcache_param_attr {
  * read, written or written back).  FILLS_OVERTAKEN: read-miss fills
  * whose block a write-back write of the whole block took over while they
  * read it from the backing device (the write did not wait for the disk).
+ * READAHEAD_BLOCKS: blocks a read-miss fill read ahead into free cache
+ * blocks (readahead_kib) and installed clean.
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,

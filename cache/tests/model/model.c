@@ -931,10 +931,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.lost_blocks,
 	       (unsigned long long)st.degradations,
 	       vc_mode_name(st.mode));
-	printf("model: whole-block writes racing a read %llu; engine (since its last load): fills overtaken %llu, writes that waited %llu\n",
+	printf("model: whole-block writes racing a read %llu; engine (since its last load): fills overtaken %llu, writes that waited %llu, blocks read ahead %llu\n",
 	       (unsigned long long)r->n_overtake,
 	       (unsigned long long)st.fills_overtaken,
-	       (unsigned long long)st.write_waits);
+	       (unsigned long long)st.write_waits,
+	       (unsigned long long)st.readahead_blocks);
 	h_check_device_rules(h);
 	ret = FAILED(h) ? 1 : 0;
 	if (ret) {

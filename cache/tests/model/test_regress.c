@@ -1198,6 +1198,93 @@ static void test_verify_returning_backing(void **st)
 	free(h);
 }
 
+/*
+ * A disk that left while the cache ran (detach with KEEP, unplug) has its
+ * clean blocks dropped; fingerprints of a few of them are kept and a disk
+ * claiming the slot is compared with them: the one that left passes, a
+ * zeroed one and another disk's data do not.
+ */
+static void verify_left(struct harness *h, u32 id, const char *how)
+{
+	struct simdev *zero, *changed;
+	struct vc_verify_result v;
+	static u8 junk[4096];
+	u64 s;
+
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), 0);
+	print_message("  %s, the disk itself: %u compared, %u differ\n", how,
+		      v.compared, v.differ);
+	assert_true(v.compared >= VC_VERIFY_SAMPLES / 2);
+	assert_int_equal(v.differ, 0);
+	zero = other_disk(h, "zero");
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(zero),
+						 &v), 0);
+	print_message("  %s, a zeroed disk: %u compared, %u differ\n", how,
+		      v.compared, v.differ);
+	assert_true(v.compared >= VC_VERIFY_SAMPLES / 2);
+	assert_int_equal(v.differ, v.compared);
+	changed = other_disk(h, "other");
+	memset(junk, 0x5a, sizeof(junk));
+	for (s = 0; s < h->dev[0].nr_sectors; s += 8)
+		simdev_poke(changed, s, junk, sizeof(junk));
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(changed),
+						 &v), 0);
+	assert_true(v.compared > 0);
+	assert_int_equal(v.differ, v.compared);
+	simdev_free(zero);
+	simdev_free(changed);
+	/* the real disk takes its dirty blocks back */
+	assert_int_equal(h_attach(h, 0), 0);
+	assert_int_equal(h->dev[0].id, id);
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), -ENOENT);
+	h_verify_all(h, 0);
+}
+
+static void test_verify_disk_that_left(void **st)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct h_opts o = {
+		.seed = 12, .ndev = 1, .backing_sectors = 8192,
+		.cache_sectors = 4096, .block_size = 4096,
+		.completion = SIMDEV_COMPLETE_INLINE,
+		.cut_mode = SIMDEV_CUT_DROP_ALL,
+	};
+	struct vc_backing_info bi;
+	u32 id, i, round;
+
+	(void)st;
+	assert_int_equal(h_init(h, &o), 0);
+	h->cfg.mode = VC_MODE_WB;
+	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
+	assert_int_equal(h_create(h), 0);
+	id = h->dev[0].id;
+	for (round = 0; round < 2; round++) {
+		/* clean blocks over the cache, then some dirty ones */
+		for (i = 0; i < 384; i++)
+			assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0,
+					      (u64)i * 8, 4096), 0);
+		assert_int_equal(vc_cache_flush(h->c, id, NULL, NULL), 0);
+		for (i = 0; i < 16; i++)
+			assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0,
+					      (u64)(600 + i) * 8, 4096), 0);
+		if (round == 0)
+			assert_int_equal(vc_cache_detach(h->c, id,
+							 VC_DETACH_KEEP), 0);
+		else
+			assert_int_equal(vc_cache_unplug(h->c, id), 0);
+		h->dev[0].id = H_NO_ID;
+		assert_int_equal(vc_cache_backing_info(h->c, id, &bi), 0);
+		assert_false(bi.attached);
+		assert_true(bi.dirty_blocks > 0);
+		verify_left(h, id, round ? "unplugged" : "detached --keep-dirty");
+	}
+	assert_int_equal(h->failures, 0);
+	h_fini(h);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1225,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_partial_write_waits_for_fill),
 		cmocka_unit_test(test_all_io_allocs_fail),
 		cmocka_unit_test(test_verify_returning_backing),
+		cmocka_unit_test(test_verify_disk_that_left),
 	};
 
 	return cmocka_run_group_tests_name("engine regressions", tests, NULL,

@@ -9,6 +9,8 @@ static u64 t_clock(void *ctx)
 	return __atomic_load_n(&t_now_ns, __ATOMIC_SEQ_CST);
 }
 
+u64 t_readahead_kib;
+
 struct vc_cache_config t_cfg_manual(void)
 {
 	struct vc_cache_config cfg;
@@ -78,6 +80,7 @@ void t_setup(struct tenv *t, u64 cache_blocks, u64 back_blocks, bool vol,
 	vc_memdev_dev(t->cm)->physical_block_size = 4096;
 	def = *cfg;
 	def.nr_blocks = cache_blocks;
+	def.params.v[VC_P_READAHEAD_KIB] = t_readahead_kib;
 	assert_int_equal(vc_cache_create(vc_memdev_dev(t->cm), &def, &t->c), 0);
 	assert_int_equal(vc_cache_attach(t->c, vc_memdev_dev(t->bm), "hdd0",
 					 &t->dev), 0);

@@ -43,6 +43,13 @@ extern u64 t_now_ns;
  */
 struct vc_cache_config t_cfg_manual(void);
 
+/*
+ * The readahead_kib every t_setup() cache gets, whatever its config says:
+ * 0 (none) unless a test sets it, since the tests count backing I/O and
+ * cached blocks exactly (readahead: test_readahead.c).
+ */
+extern u64 t_readahead_kib;
+
 /* Clock at 1 s, manual work, quiet logs. */
 void t_init(void);
 /* Devices + a fresh cache with @cfg (NULL: defaults), one backing dev. */

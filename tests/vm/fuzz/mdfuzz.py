@@ -6,6 +6,8 @@
                                          131072 bytes, docs/card-space.md)
   mdfuzz.py engine PRISTINE OUT SEED     engine metadata (the first sectors
                                          of a cache device, vc_format.h)
+  mdfuzz.py conf-v1 TABLE OUT             every conf blob of a card-space
+                                         table as the older driver wrote it
   mdfuzz.py batch KIND PRISTINE DIR SEED...
                                          one per SEED, as DIR/SEED.img, and
                                          a line "SEED what" each
@@ -74,10 +76,50 @@ def table_fix(img, c):
     p32(img, base + 8, crc32c(0xFFFFFFFF, bytes(img[base:base + COPY])))
 
 
+# the driver's conf blob (driver/cached/vcc_card.c): a 24-byte head, the
+# parameters (room for 15 in version 1, 32 in version 2), 16 devices of 88
+CONF_MAGIC = 0x464E4F43
+CONF_ROOM = {1: 15, 2: 32}
+
+
+def conf_room(img, o):
+    return CONF_ROOM.get(u32(img, o + 4), 32)
+
+
+def conf_size(img, o):
+    return 24 + 8 * conf_room(img, o) + 88 * 16
+
+
 def conf_fix(img, c, e):
     o = c * COPY + 4096 * (1 + e) + 96
+    n = conf_size(img, o)
     p32(img, o + 8, 0)
-    p32(img, o + 8, crc32c(0xFFFFFFFF, bytes(img[o:o + 1552])))
+    p32(img, o + 8, crc32c(0xFFFFFFFF, bytes(img[o:o + n])))
+
+
+def conf_to_v1(img):
+    """every version 2 conf blob of both copies rewritten as version 1
+    (as the driver before readahead_kib wrote it): the first 15
+    parameters kept, the table's crcs recomputed"""
+    n = 0
+    for c in (0, 1):
+        base = c * COPY
+        for e in range(min(u32(img, base + 12), 15)):
+            eo = base + 4096 * (1 + e)
+            o = eo + 96
+            if u32(img, o) != CONF_MAGIC or u32(img, o + 4) != 2:
+                continue
+            v2 = bytes(img[o:o + conf_size(img, o)])
+            v1 = bytearray(v2[:24] + v2[24:24 + 8 * 15] + v2[24 + 8 * 32:])
+            p32(v1, 4, 1)
+            p32(v1, 20, min(u32(v1, 20), 15))
+            p32(v1, 8, 0)
+            p32(v1, 8, crc32c(0xFFFFFFFF, bytes(v1)))
+            img[o:o + len(v2)] = v1 + bytes(len(v2) - len(v1))
+            p32(img, eo + 52, len(v1))
+            n += 1
+        table_fix(img, c)
+    return n
 
 
 def mutate_table(img, r):
@@ -122,21 +164,21 @@ def mutate_table(img, r):
             img[eo:eo + 32] = (name + bytes(32))[:32]
             what = "entry name"
         elif kind == 9:
-            p32(img, eo + 52, r.choice([1553, 2048, 2049, 1 << 31, 0]))
+            p32(img, eo + 52, r.choice([1551, 1553, 1687, 2049, 1 << 31, 0]))
             what = "conf_len"
         elif kind == 10:       # the conf blob, its own crc recomputed
             co = eo + 96
             k = r.randrange(5)
             if k == 0:
-                flip(r, img, co, co + 1552, r.randint(1, 6))
+                flip(r, img, co, co + conf_size(img, co), r.randint(1, 6))
             elif k == 1:
-                p32(img, co + 4, r.choice([0, 2, 0xFFFFFFFF]))
+                p32(img, co + 4, r.choice([0, 1, 3, 0xFFFFFFFF]))
             elif k == 2:
                 p32(img, co + 20, r.choice([16, 100, 1 << 31]))
             elif k == 3:
                 p32(img, co + 12 + 4 * r.randrange(2), r.choice([4, 255, 1 << 31]))
             else:              # a device name / identity without NUL
-                d = co + 144 + 88 * r.randrange(16)
+                d = co + 24 + 8 * conf_room(img, co) + 88 * r.randrange(16)
                 img[d] = 1
                 img[d + 8:d + 88] = bytes([0x41]) * 80
             conf_fix(img, cc, e)
@@ -290,6 +332,12 @@ def mutate_engine(img, r):
 
 
 def main():
+    if sys.argv[1] == "conf-v1":  # conf-v1 TABLE OUT
+        img = bytearray(open(sys.argv[2], "rb").read())
+        n = conf_to_v1(img)
+        open(sys.argv[3], "wb").write(img)
+        print(f"{n} conf blobs rewritten as version 1")
+        return
     if sys.argv[1] == "batch":   # batch KIND PRISTINE OUTDIR SEED...
         kind, src, out = sys.argv[2], sys.argv[3], sys.argv[4]
         pristine = open(src, "rb").read()
