@@ -702,8 +702,6 @@ static void dispatch_read(struct vc_req *r)
 	if (r->ra) {
 		r->bounce = vc_ra_buf(r->ra);
 	} else if (!(c->flags & VC_CFG_NODATA)) {
-		first = vc_key_lba(r->key);
-		nr = 1;
 		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
 		if (!r->bounce) {
 			if (!fill_unlink(c, r))

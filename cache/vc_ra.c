@@ -69,20 +69,23 @@ static void ra_free(struct vc_ra *ra)
 
 /*
  * For a fill of @key (its block taken): take the blocks to read ahead
- * with it.  NULL if none (or no memory); else the run to read, @nr blocks
- * from @first_lba (the fill's own included) into vc_ra_buf(), and the
- * fill holds a reference (vc_ra_put()).
+ * with it.  NULL if none (or no memory: @first_lba and @nr untouched);
+ * else the run to read, @nr blocks from @first_lba (the fill's own
+ * included) into vc_ra_buf(), and the fill holds a reference
+ * (vc_ra_put()).
  */
 struct vc_ra *vc_ra_take(struct vc_cache *c, u64 key, u64 *first_lba,
 			 u32 *nr)
 {
 	u32 bs = c->block_size, sect = bs >> VC_SECTOR_SHIFT, win, i, n = 0;
-	u64 lba = vc_key_lba(key), base, end, l, dev_blocks;
+	u64 lba = vc_key_lba(key), base, end, l, first, dev_blocks;
 	struct vc_dev *dev = c->bdev[vc_key_dev(key)].dev;
 	struct vc_ra *ra;
 
 	win = (u32)((vc_param(c, VC_P_READAHEAD_KIB) << 10) >> c->block_shift);
-	if (win < 2 || !dev || (c->flags & VC_CFG_NODATA))
+	/* a full cache (its steady state) has no free block: no allocation */
+	if (win < 2 || !dev || (c->flags & VC_CFG_NODATA) ||
+	    (u64)vc_atomic64_read(&c->nr_valid) >= c->nr_blocks)
 		return NULL;
 	dev_blocks = dev->nr_sectors / sect;
 	base = lba - lba % win;
@@ -95,7 +98,7 @@ struct vc_ra *vc_ra_take(struct vc_cache *c, u64 key, u64 *first_lba,
 	for (l = lba; l > base; l--, n++)
 		if (!ra_take_one(c, vc_mkkey(vc_key_dev(key), l - 1), &ra->b[n]))
 			break;
-	*first_lba = l;
+	first = l;
 	for (l = lba + 1; l < end; l++, n++)
 		if (!ra_take_one(c, vc_mkkey(vc_key_dev(key), l), &ra->b[n]))
 			break;
@@ -106,8 +109,7 @@ struct vc_ra *vc_ra_take(struct vc_cache *c, u64 key, u64 *first_lba,
 	ra->c = c;
 	ra->dev = vc_key_dev(key);
 	ra->nr_ra = n;
-	ra->first_lba = *first_lba;
-	*nr = n + 1;
+	ra->first_lba = first;
 	vc_atomic_set(&ra->refs, 1);
 	ra->buf = vc_buf_alloc((n + 1) * bs, VC_GFP_NOIO);
 	if (!ra->buf) {
@@ -116,6 +118,8 @@ struct vc_ra *vc_ra_take(struct vc_cache *c, u64 key, u64 *first_lba,
 		vc_free(ra);
 		return NULL;
 	}
+	*first_lba = first;
+	*nr = n + 1;
 	return ra;
 }
 

@@ -1122,101 +1122,59 @@ static struct simdev *other_disk(struct harness *h, const char *name)
 	return simdev_new(&sc);
 }
 
-static void test_verify_returning_backing(void **st)
+/* A write-back harness with one backing device and no age write-back. */
+static struct harness *verify_harness(u64 seed)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct h_opts o = {
-		.seed = 11, .ndev = 1, .backing_sectors = 8192,
+		.seed = seed, .ndev = 1, .backing_sectors = 8192,
 		.cache_sectors = 4096, .block_size = 4096,
 		.completion = SIMDEV_COMPLETE_INLINE,
 		.cut_mode = SIMDEV_CUT_DROP_ALL,
 	};
-	struct vc_verify_result v;
-	struct simdev *zero, *clone, *changed;
-	static u8 junk[4096];
-	char err[128];
-	u32 id, i;
-	u64 s;
 
-	(void)st;
+	assert_non_null(h);
 	assert_int_equal(h_init(h, &o), 0);
 	h->cfg.mode = VC_MODE_WB;
 	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
 	assert_int_equal(h_create(h), 0);
-	/* 1.5 MiB written, then written back: clean blocks over the cache */
+	return h;
+}
+
+/* 1.5 MiB written, then written back: clean blocks over the cache. */
+static void clean_over_cache(struct harness *h)
+{
+	u32 i;
+
 	for (i = 0; i < 384; i++)
 		assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, (u64)i * 8, 4096), 0);
 	assert_int_equal(vc_cache_flush(h->c, h->dev[0].id, NULL, NULL), 0);
-	id = h->dev[0].id;
-	assert_int_equal(vc_cache_verify_backing(h->c, id,
-			 simdev_dev(h->dev[0].sd), &v), -ENOENT);	/* attached */
-	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
-	h->c = NULL;
-	assert_int_equal(h_load_detached(h, err, sizeof(err)), 0);
+}
 
-	/* the disk that was there: every sample equal */
+/* The disk that was there: every sample compared equal. */
+static void verify_self(struct harness *h, u32 id, const char *how)
+{
+	struct vc_verify_result v;
+
 	assert_int_equal(vc_cache_verify_backing(h->c, id,
 			 simdev_dev(h->dev[0].sd), &v), 0);
-	print_message("  the disk itself: %u compared, %u differ, %u skipped\n",
-		      v.compared, v.differ, v.skipped);
+	print_message("  %s, the disk itself: %u compared, %u differ, %u skipped\n",
+		      how, v.compared, v.differ, v.skipped);
 	assert_true(v.compared >= VC_VERIFY_SAMPLES / 2);
 	assert_int_equal(v.differ, 0);
-	/* a copy of it (a clone holds the same data: it may take its place) */
-	clone = other_disk(h, "clone");
-	simdev_copy_image(clone, h->dev[0].sd);
-	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(clone),
-						 &v), 0);
-	assert_true(v.compared > 0);
-	assert_int_equal(v.differ, 0);
-	/* a new disk (zeroes) with the identity and size copied */
-	zero = other_disk(h, "zero");
-	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(zero),
-						 &v), 0);
-	print_message("  a zeroed disk: %u compared, %u differ\n", v.compared,
-		      v.differ);
-	assert_true(v.compared > 0);
-	assert_int_equal(v.differ, v.compared);
-	/* another disk's data */
-	changed = other_disk(h, "other");
-	memset(junk, 0x5a, sizeof(junk));
-	for (s = 0; s < h->dev[0].nr_sectors; s += 8)
-		simdev_poke(changed, s, junk, sizeof(junk));
-	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(changed),
-						 &v), 0);
-	assert_true(v.compared > 0);
-	assert_int_equal(v.differ, v.compared);
-	/* the cache is unchanged by all that: the real disk attaches */
-	assert_int_equal(h_attach(h, 0), 0);
-	assert_int_equal(vc_cache_verify_backing(h->c, id,
-			 simdev_dev(h->dev[0].sd), &v), -ENOENT);
-	h_verify_all(h, 0);
-	assert_int_equal(h->failures, 0);
-	simdev_free(zero);
-	simdev_free(clone);
-	simdev_free(changed);
-	h_fini(h);
-	free(h);
 }
 
 /*
- * A disk that left while the cache ran (detach with KEEP, unplug) has its
- * clean blocks dropped; fingerprints of a few of them are kept and a disk
- * claiming the slot is compared with them: the one that left passes, a
- * zeroed one and another disk's data do not.
+ * Disks with the identity and size copied but other data: a new one
+ * (zeroes) and another disk's data.  Every block compared differs.
  */
-static void verify_left(struct harness *h, u32 id, const char *how)
+static void verify_forgeries(struct harness *h, u32 id, const char *how)
 {
 	struct simdev *zero, *changed;
 	struct vc_verify_result v;
 	static u8 junk[4096];
 	u64 s;
 
-	assert_int_equal(vc_cache_verify_backing(h->c, id,
-			 simdev_dev(h->dev[0].sd), &v), 0);
-	print_message("  %s, the disk itself: %u compared, %u differ\n", how,
-		      v.compared, v.differ);
-	assert_true(v.compared >= VC_VERIFY_SAMPLES / 2);
-	assert_int_equal(v.differ, 0);
 	zero = other_disk(h, "zero");
 	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(zero),
 						 &v), 0);
@@ -1234,7 +1192,13 @@ static void verify_left(struct harness *h, u32 id, const char *how)
 	assert_int_equal(v.differ, v.compared);
 	simdev_free(zero);
 	simdev_free(changed);
-	/* the real disk takes its dirty blocks back */
+}
+
+/* The real disk takes the waiting slot back; every block verifies. */
+static void verify_reattach(struct harness *h, u32 id)
+{
+	struct vc_verify_result v;
+
 	assert_int_equal(h_attach(h, 0), 0);
 	assert_int_equal(h->dev[0].id, id);
 	assert_int_equal(vc_cache_verify_backing(h->c, id,
@@ -1242,30 +1206,59 @@ static void verify_left(struct harness *h, u32 id, const char *how)
 	h_verify_all(h, 0);
 }
 
+static void test_verify_returning_backing(void **st)
+{
+	struct harness *h = verify_harness(11);
+	struct vc_verify_result v;
+	struct simdev *clone;
+	char err[128];
+	u32 id;
+
+	(void)st;
+	clean_over_cache(h);
+	id = h->dev[0].id;
+	assert_int_equal(vc_cache_verify_backing(h->c, id,
+			 simdev_dev(h->dev[0].sd), &v), -ENOENT);	/* attached */
+	assert_int_equal(vc_cache_shutdown(h->c, 0), 0);
+	h->c = NULL;
+	assert_int_equal(h_load_detached(h, err, sizeof(err)), 0);
+
+	verify_self(h, id, "reloaded");
+	/* a copy of it (a clone holds the same data: it may take its place) */
+	clone = other_disk(h, "clone");
+	simdev_copy_image(clone, h->dev[0].sd);
+	assert_int_equal(vc_cache_verify_backing(h->c, id, simdev_dev(clone),
+						 &v), 0);
+	assert_true(v.compared > 0);
+	assert_int_equal(v.differ, 0);
+	simdev_free(clone);
+	verify_forgeries(h, id, "reloaded");
+	/* the cache is unchanged by all that: the real disk attaches */
+	verify_reattach(h, id);
+	assert_int_equal(h->failures, 0);
+	h_fini(h);
+	free(h);
+}
+
+/*
+ * A disk that left while the cache ran (detach with KEEP, unplug) has its
+ * clean blocks dropped; fingerprints of a few of them are kept and a disk
+ * claiming the slot is compared with them: the one that left passes, a
+ * zeroed one and another disk's data do not.
+ */
 static void test_verify_disk_that_left(void **st)
 {
-	struct harness *h = calloc(1, sizeof(*h));
-	struct h_opts o = {
-		.seed = 12, .ndev = 1, .backing_sectors = 8192,
-		.cache_sectors = 4096, .block_size = 4096,
-		.completion = SIMDEV_COMPLETE_INLINE,
-		.cut_mode = SIMDEV_CUT_DROP_ALL,
-	};
+	struct harness *h = verify_harness(12);
 	struct vc_backing_info bi;
 	u32 id, i, round;
 
 	(void)st;
-	assert_int_equal(h_init(h, &o), 0);
-	h->cfg.mode = VC_MODE_WB;
-	h->cfg.params.v[VC_P_MAX_DIRTY_AGE_MS] = 0;
-	assert_int_equal(h_create(h), 0);
 	id = h->dev[0].id;
 	for (round = 0; round < 2; round++) {
-		/* clean blocks over the cache, then some dirty ones */
-		for (i = 0; i < 384; i++)
-			assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0,
-					      (u64)i * 8, 4096), 0);
-		assert_int_equal(vc_cache_flush(h->c, id, NULL, NULL), 0);
+		const char *how = round ? "unplugged" : "detached --keep-dirty";
+
+		clean_over_cache(h);
+		/* and some dirty blocks */
 		for (i = 0; i < 16; i++)
 			assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0,
 					      (u64)(600 + i) * 8, 4096), 0);
@@ -1278,7 +1271,9 @@ static void test_verify_disk_that_left(void **st)
 		assert_int_equal(vc_cache_backing_info(h->c, id, &bi), 0);
 		assert_false(bi.attached);
 		assert_true(bi.dirty_blocks > 0);
-		verify_left(h, id, round ? "unplugged" : "detached --keep-dirty");
+		verify_self(h, id, how);
+		verify_forgeries(h, id, how);
+		verify_reattach(h, id);
 	}
 	assert_int_equal(h->failures, 0);
 	h_fini(h);
