@@ -57,6 +57,9 @@ struct vcc_conf_disk_v1 {
 
 static_assert(sizeof(struct vcc_conf_disk) <= VCD_REGION_CONF_MAX);
 static_assert(VC_NR_PARAMS <= VCC_CONF_PARAMS);
+/* the sizes docs/card-space.md and tests/vm/fuzz/mdfuzz.py give */
+static_assert(sizeof(struct vcc_conf_disk_v1) == 1552);
+static_assert(sizeof(struct vcc_conf_disk) == 1688);
 
 static void vcc_conf_encode(struct vcc_cache *c, struct vcc_conf_disk *b)
 {
