@@ -17,6 +17,13 @@
  * shift:THETA  zipf:THETA whose hot set moves every eighth of the trace:
  *              in phase p rank k is block perm[(k + p * blocks/4) mod
  *              blocks], so each move brings a hot set of new blocks.
+ * log:THETA    zipf:THETA over the blocks (a database's tables), and after
+ *              every write to them a commit record appended to a log (a
+ *              write-ahead log): a circular area of blocks/8 blocks after
+ *              the tables, four commits a block, each commit writing the
+ *              log's current block again (a log rewrites its partial
+ *              page), as submitter 2.  The log is never read.  These
+ *              writes come on top of the requests asked for.
  *
  * Ranks are scattered over the address space by a seeded permutation, so
  * hot blocks are not neighbours (no accidental sequential streams).  Every
@@ -56,14 +63,16 @@ int vs_gen_parse_dist(const char *s, struct vs_gen_opts *o)
 		return 0;
 	}
 	o->shape = VS_SHAPE_PLAIN;
-	if (!strncmp(s, "scan:", 5) || !strncmp(s, "shift:", 6)) {
-		size_t k = s[1] == 'c' ? 5 : 6;
+	if (!strncmp(s, "scan:", 5) || !strncmp(s, "shift:", 6) ||
+	    !strncmp(s, "log:", 4)) {
+		size_t k = s[1] == 'c' ? 5 : s[1] == 'h' ? 6 : 4;
 
 		v = strtod(s + k, &end);
 		if (end == s + k || *end || !(v > 0.0) || v > 10.0)
 			return -1;
 		o->dist = VS_DIST_ZIPF;
-		o->shape = k == 5 ? VS_SHAPE_SCAN : VS_SHAPE_SHIFT;
+		o->shape = k == 5 ? VS_SHAPE_SCAN :
+			   k == 6 ? VS_SHAPE_SHIFT : VS_SHAPE_LOG;
 		o->param = v;
 		return 0;
 	}
@@ -149,7 +158,8 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 	uint32_t *perm = NULL, *sperm = NULL;
 	double *cdf = NULL;
 	struct rng r;
-	uint64_t i, w, n = o->blocks;
+	uint64_t i, w, n = o->blocks, commits = 0;
+	uint64_t loglen = n / 8 ? n / 8 : 1;	/* log blocks */
 	uint64_t slen = n / 5 ? n / 5 : 1;	/* scan length */
 	uint64_t period = o->requests / 4 ? o->requests / 4 : 1;
 	uint64_t phase_len = o->requests / 8 ? o->requests / 8 : 1;
@@ -256,6 +266,16 @@ int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,
 		q.t_ns = i * 1000000000ull / o->iops;
 		if (vs_trace_push(t, &q))
 			goto nomem;
+		if (o->shape == VS_SHAPE_LOG && q.op == VS_WRITE) {
+			/* the commit record: the log's current block again */
+			struct vs_req l = { .op = VS_WRITE, .pid = 2,
+					    .len = o->block_size,
+					    .t_ns = q.t_ns };
+
+			l.off = (n + (commits++ / 4) % loglen) * o->block_size;
+			if (vs_trace_push(t, &l))
+				goto nomem;
+		}
 		if (q.op == VS_WRITE && o->fsync_every &&
 		    ++w % o->fsync_every == 0) {
 			struct vs_req f = { .op = VS_FLUSH, .pid = 1,

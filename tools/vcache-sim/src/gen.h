@@ -14,8 +14,10 @@ enum vs_dist { VS_DIST_ZIPF, VS_DIST_PARETO, VS_DIST_UNIFORM };
  *   VS_SHAPE_SCAN   plus a one-time random scan of blocks/5 blocks at the
  *                   end of every quarter of the trace
  *   VS_SHAPE_SHIFT  the hot set moves to other blocks every eighth
+ *   VS_SHAPE_LOG    plus a log block written after every write (a
+ *                   database's write-ahead log, never read)
  */
-enum vs_shape { VS_SHAPE_PLAIN, VS_SHAPE_SCAN, VS_SHAPE_SHIFT };
+enum vs_shape { VS_SHAPE_PLAIN, VS_SHAPE_SCAN, VS_SHAPE_SHIFT, VS_SHAPE_LOG };
 
 struct vs_gen_opts {
 	enum vs_dist dist;
@@ -32,7 +34,8 @@ struct vs_gen_opts {
 };
 
 void vs_gen_opts_init(struct vs_gen_opts *o);
-/* Parse "zipf:0.9", "pareto:0.9", "uniform", "scan:0.9", "shift:0.9"; 0 or -1. */
+/* Parse "zipf:0.9", "pareto:0.9", "uniform", "scan:0.9", "shift:0.9",
+ * "log:0.9"; 0 or -1. */
 int vs_gen_parse_dist(const char *s, struct vs_gen_opts *o);
 /* Generate into t (which must be zeroed); 0, or -1 with err filled. */
 int vs_gen(const struct vs_gen_opts *o, struct vs_trace *t, char *err,

@@ -80,8 +80,9 @@ static void usage(FILE *f)
 "\n"
 "gen options:\n"
 "  -d, --dist D            zipf:THETA, pareto:H, uniform, scan:THETA\n"
-"                          (zipf + one-time scans) or shift:THETA (zipf\n"
-"                          whose hot set moves) (zipf:0.9)\n"
+"                          (zipf + one-time scans), shift:THETA (zipf\n"
+"                          whose hot set moves) or log:THETA (zipf + a\n"
+"                          write-ahead log) (zipf:0.9)\n"
 "  -n, --blocks N          address space in blocks (262144)\n"
 "  -r, --requests N        number of requests (1000000)\n"
 "  -R, --read-pct P        percentage of reads (80)\n"
@@ -126,7 +127,7 @@ static int cmd_gen(int argc, char **argv)
 		switch (c) {
 		case 'd':
 			if (vs_gen_parse_dist(optarg, &o))
-				die("gen: bad distribution '%s' (zipf:THETA, scan:THETA or shift:THETA with 0 < THETA <= 10, pareto:H with 0 < H < 1, or uniform)",
+				die("gen: bad distribution '%s' (zipf:THETA, scan:THETA, shift:THETA or log:THETA with 0 < THETA <= 10, pareto:H with 0 < H < 1, or uniform)",
 				    optarg);
 			break;
 		case 'n':

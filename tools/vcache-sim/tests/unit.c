@@ -550,6 +550,38 @@ static void test_gen_distributions(void)
 		free(cnt1);
 		vs_trace_free(&t);
 	}
+	/* log: a log write (submitter 2) after every table write, four a block */
+	{
+		uint64_t writes = 0, logs = 0, prev_log = ~0ull, same = 0;
+
+		CHECK(vs_gen_parse_dist("log:0.9", &g) == 0);
+		CHECK(g.shape == VS_SHAPE_LOG);
+		memset(&t, 0, sizeof(t));
+		CHECK(vs_gen(&g, &t, err, sizeof(err)) == 0);
+		for (i = 0; i < t.n; i++) {
+			uint64_t blk = t.req[i].off / g.block_size;
+
+			if (blk < g.blocks) {
+				CHECK(t.req[i].pid == 1);
+				if (t.req[i].op == VS_WRITE) {
+					writes++;
+					CHECK(i + 1 < t.n && t.req[i + 1].pid == 2);
+				}
+				continue;
+			}
+			logs++;
+			CHECK(t.req[i].op == VS_WRITE && t.req[i].pid == 2);
+			CHECK(blk < g.blocks + g.blocks / 8);
+			CHECK(prev_log == ~0ull || blk == prev_log ||
+			      blk == prev_log + 1 || blk == g.blocks);
+			same += blk == prev_log;
+			prev_log = blk;
+		}
+		CHECK(logs == writes && t.n == g.requests + logs);
+		CHECK(same * 4 >= logs * 3 - 4);	/* each block 4 times */
+		vs_trace_free(&t);
+	}
+	CHECK(vs_gen_parse_dist("log:0", &g) == -1);
 	CHECK(vs_gen_parse_dist("zipf:0.9", &g) == 0 && g.shape == VS_SHAPE_PLAIN);
 	CHECK(vs_gen_parse_dist("scan:", &g) == -1);
 	CHECK(vs_gen_parse_dist("shift:0", &g) == -1);
