@@ -1609,6 +1609,26 @@ static void hio_complete(struct vc_cache *c, struct vc_host_io *hio)
 	vc_atomic_dec(&c->wakers);
 }
 
+/*
+ * A discard or write-zeroes has gone down (or never will): its blocks'
+ * sets stop counting it (split_and_dispatch() counted each piece).
+ */
+static void span_uncount(struct vc_cache *c, struct vc_host_io *hio)
+{
+	u64 lba = (hio->sector << VC_SECTOR_SHIFT) >> c->block_shift;
+	u64 last = ((hio->sector << VC_SECTOR_SHIFT) + hio->len - 1) >>
+		   c->block_shift;
+
+	for (; lba <= last; lba++) {
+		struct vc_set *s = &c->sets[vc_set_of(c, vc_mkkey(hio->dev_id,
+								   lba))];
+
+		vc_spin_lock(&s->lock);
+		s->byp_inflight--;
+		vc_spin_unlock(&s->lock);
+	}
+}
+
 static void discard_down_end(struct vc_dev_io *io, int err)
 {
 	struct vc_aux *a = io->private;
@@ -1616,6 +1636,7 @@ static void discard_down_end(struct vc_dev_io *io, int err)
 	struct vc_cache *c = a->c;
 	struct vc_host_io *hio = a->hio;
 
+	span_uncount(c, hio);
 	home_write_done(c, hio->dev_id);
 	/* a backing device without discard support is not an error */
 	if (err && (err != -EOPNOTSUPP || hio->op == VC_OP_WRITE_ZEROES))
@@ -1643,6 +1664,8 @@ static void hio_put(struct vc_cache *c, struct vc_host_io *hio)
 		vc_dev_submit(&a->io[0]);
 		return;
 	}
+	if (hio->op == VC_OP_DISCARD || hio->op == VC_OP_WRITE_ZEROES)
+		span_uncount(c, hio);
 	vc_mempool_free(&c->aux_pool, a);
 	hio_complete(c, hio);
 }
@@ -1808,6 +1831,24 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 		r->len = len;
 		r->hoff = hoff;
 		vc_atomic_inc(&hio->pending);
+		if (kind == RK_DISCARD || kind == RK_ZERO) {
+			/*
+			 * From now until the whole request has gone down to
+			 * the backing device, no fill in this block's set may
+			 * install what it read there: it may predate the
+			 * discard or the zeroes (a block dropped below and
+			 * read again before they land would come back with
+			 * older data).  The set counts the request as a
+			 * write around the cache: fills in flight are stale,
+			 * new misses go around, readahead passes it by.
+			 */
+			struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
+
+			vc_spin_lock(&s->lock);
+			s->byp_inflight++;
+			s->byp_gen++;
+			vc_spin_unlock(&s->lock);
+		}
 		vc_req_dispatch(r);
 		pos += len;
 		hoff += len;

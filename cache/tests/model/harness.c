@@ -749,7 +749,12 @@ void h_resync_from_backing(struct harness *h, int d)
 		hd->unknown[s] = 0;
 		hd->uany[s] = 0;
 		hd->lost[s] = 0;
-		hd->zsince[s] = 0;
+		/*
+		 * Zeroes over durable data: a discard not yet made durable
+		 * by a FLUSH.  A power cut may keep either (crash_ok()), even
+		 * after a later write that is not durable either.
+		 */
+		hd->zsince[s] = v == 0 && dv != 0;
 		hd->wepoch[s] = hd->epoch;	/* durable: dur, until a FLUSH */
 	}
 }
