@@ -912,7 +912,7 @@ static void flush_check_done(struct vc_cache *c);
  */
 static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 {
-	u32 i, failed_devs = 0, nr_ok = 0;
+	u32 i, failed_devs = 0, nr_ok = 0, nr_units = 0;
 
 	for (i = 0; i < c->rb_nr; i++) {
 		struct vc_cand *e = &c->rb[i];
@@ -998,8 +998,28 @@ static void finish_batch(struct vc_cache *c, struct vc_clean_flush *f)
 				c->flush_result = -EIO;
 			vc_spin_unlock(&c->clean_lock);
 		}
-		if (md)
-			vc_md_mark(c, e->blk, NULL, NULL);
+		if (md) {
+			u32 u = (u32)vc_md_unit_of(c, e->blk);
+			u64 bit = 1ULL << (u % 64);
+
+			if (!(c->rb_unit_map[u / 64] & bit)) {
+				c->rb_unit_map[u / 64] |= bit;
+				c->rb_units[nr_units++] = u;
+			}
+		}
+	}
+	/*
+	 * The batch's records, each unit once (its blocks were spread over
+	 * the cache in key order: marking a unit per block rewrote units
+	 * as often as blocks once the previous write had ended).  A record
+	 * write takes the words as they are then: a block written again
+	 * since it was marked clean above is recorded dirty, as it must be.
+	 */
+	for (i = 0; i < nr_units; i++) {
+		u32 u = c->rb_units[i];
+
+		c->rb_unit_map[u / 64] &= ~(1ULL << (u % 64));
+		vc_md_mark_sector(c, u, NULL, NULL);
 	}
 	if (f && !f->reserved)
 		vc_free(f);
@@ -1331,6 +1351,8 @@ int vc_cleaner_init(struct vc_cache *c)
 	c->cand = vc_large_zalloc(sizeof(*c->cand) * VC_CLEAN_BATCH);
 	c->rb = vc_large_zalloc(sizeof(*c->rb) * 2 * VC_CLEAN_BATCH);
 	c->runs = vc_large_zalloc(sizeof(*c->runs) * 2 * VC_CLEAN_BATCH);
+	c->rb_units = vc_large_zalloc(sizeof(*c->rb_units) * 2 * VC_CLEAN_BATCH);
+	c->rb_unit_map = vc_large_zalloc(sizeof(u64) * ((c->md_units + 63) / 64));
 	/* the largest run (wb_max_io_kib's maximum) */
 	c->res_blocks = (u32)vc_min_u64(VC_MAX_WB_IO_KIB << 10 >> c->block_shift,
 					c->nr_blocks);
@@ -1339,7 +1361,8 @@ int vc_cleaner_init(struct vc_cache *c)
 					  VC_GFP_KERNEL);
 	c->res_rio = vc_large_zalloc(sizeof(*c->res_rio) * c->res_blocks);
 	c->res_flush = vc_zalloc(sizeof(*c->res_flush), VC_GFP_KERNEL);
-	if (!c->cand || !c->rb || !c->runs || !c->res_rio || !c->res_flush ||
+	if (!c->cand || !c->rb || !c->runs || !c->rb_units ||
+	    !c->rb_unit_map || !c->res_rio || !c->res_flush ||
 	    (!(c->flags & VC_CFG_NODATA) && !c->res_buf)) {
 		vc_cleaner_free(c);
 		return -ENOMEM;
@@ -1390,9 +1413,13 @@ void vc_cleaner_free(struct vc_cache *c)
 	vc_large_free(c->cand);
 	vc_large_free(c->rb);
 	vc_large_free(c->runs);
+	vc_large_free(c->rb_units);
+	vc_large_free(c->rb_unit_map);
 	c->cand = NULL;
 	c->rb = NULL;
 	c->runs = NULL;
+	c->rb_units = NULL;
+	c->rb_unit_map = NULL;
 }
 
 /* ------------------------------------------------------ flush on demand */

@@ -437,6 +437,12 @@ struct vc_cache {
 	u32 cand_cap, cand_nr;
 	struct vc_cand *rb;	/* blocks of the batch's runs, in order */
 	u32 rb_nr;
+	/*
+	 * finish_batch()'s record units to rewrite, each once: the list
+	 * (2 * VC_CLEAN_BATCH) and a bit per unit saying it is listed.
+	 */
+	u32 *rb_units;
+	u64 *rb_unit_map;
 	struct vc_run *runs;
 	u32 runs_nr, runs_next, runs_done, runs_inflight;
 	u32 flush_pending;	/* backing FLUSHes outstanding */
