@@ -17,6 +17,9 @@
 #   proofs-unit       cmocka tests of vc_seq, vc_pidlist, simdev
 #   model-check       model-based runs (CI sizes; MODEL_OPS=, MODEL_SEED=)
 #   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
+#   model-sweep       SWEEP_SEEDS seeds (200) from SWEEP_FIRST (1) x every
+#                     policy, queued, power cuts, errors one seed in eight
+#                     (sweep.sh; make model-sweep)
 #   crash-check       cut at every metadata write of every scenario, and
 #                     (strided) at every write / completion, with errors
 #                     (cache writes, FLUSHes, allocations, lossy), a damaged
@@ -216,10 +219,18 @@ model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regre
 	$(call prun,model-tinylfu,$(U)/model --seed $(MODEL_SEED) --ops $(MODEL_OPS) --queued --crash --policy tinylfu)
 	$(call prun,model-s3fifo-err,$(U)/model --seed $(MODEL_SEED) --ops 40000 --errors lossy --crash --policy s3fifo)
 	$(call prun,model-tinylfu-asan,$(PB)/asan/model --seed $(MODEL_SEED) --ops 30000 --queued --crash --policy tinylfu)
+	@# seeds that found bugs in make model-sweep (2026-11-27): a discard
+	@# racing readahead (engine), a pending discard across a detach (model)
+	$(call prun,model-sweep-seed1-tinylfu,$(U)/model --seed 1 --ops 150000 --queued --crash --policy tinylfu)
+	$(call prun,model-sweep-seed11,$(U)/model --seed 11 --ops 150000 --queued --crash)
 
 model-long: $(U)/model
 	$(U)/model --ops $(MODEL_LONG_OPS) --crash
 	$(U)/model --ops $(MODEL_LONG_OPS) --queued --crash
+
+model-sweep: $(U)/model
+	@sh $(PT)/cache/tests/simdev/sweep.sh $(U)/model $(or $(SWEEP_FIRST),1) \
+		$(or $(SWEEP_SEEDS),200) $(or $(SWEEP_OPS),150000)
 
 crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-drop,$(U)/crash --stride $(CRASH_STRIDE) --cut-mode drop)
