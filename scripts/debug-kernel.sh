@@ -37,7 +37,9 @@
 #
 # The build runs at nice 19 with -j2 ($JOBS): the machine has 2 cores that
 # the VM tests must keep.  First build on this machine (2 cores, nice 19,
-# -j2, VM tests running beside it): about 19 minutes (FIRST_BUILD).
+# -j2, VM tests running beside it): about 19 minutes (FIRST_BUILD); 33 min
+# of CPU, 89 min of wall time on a fresh machine whose VM tests and model
+# runs kept both cores busy beside it (2026-11-27).
 # A second run with the tree built returns at once.
 FIRST_BUILD="19 min (18 min 53 s build + ~30 s unpack and config, measured 2026-11-26 with VM tests beside it)"
 set -eu
