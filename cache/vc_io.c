@@ -735,11 +735,20 @@ static void backing_write_end(struct vc_dev_io *io, int err)
 	req_done(r, err);
 }
 
-/* A write around the cache is in flight in its set (set lock held). */
-static void byp_count_locked(struct vc_set *s, struct vc_req *r)
+/*
+ * Something may reach the backing device behind the set's fills (set lock
+ * held): fills in flight are stale, new misses go around the cache.
+ */
+static void byp_start_locked(struct vc_set *s)
 {
 	s->byp_inflight++;
 	s->byp_gen++;
+}
+
+/* A write around the cache is in flight in its set (set lock held). */
+static void byp_count_locked(struct vc_set *s, struct vc_req *r)
+{
+	byp_start_locked(s);
 	r->byp_counted = 1;
 }
 
@@ -1845,8 +1854,7 @@ static void split_and_dispatch(struct vc_cache *c, struct vc_host_io *hio)
 			struct vc_set *s = &c->sets[vc_set_of(c, r->key)];
 
 			vc_spin_lock(&s->lock);
-			s->byp_inflight++;
-			s->byp_gen++;
+			byp_start_locked(s);
 			vc_spin_unlock(&s->lock);
 		}
 		vc_req_dispatch(r);
