@@ -62,7 +62,7 @@ static u64 wm_blocks(struct vc_cache *c, enum vc_param pct, enum vc_param bytes)
 
 /*
  * The high watermark is reached: a write-back write that would make one
- * more block dirty is written through instead (vc_io.c), so that the
+ * more block dirty is written through instead (vc_write.c), so that the
  * dirty data stays under the mark however fast the host writes.
  */
 bool vc_dirty_over_high(struct vc_cache *c)

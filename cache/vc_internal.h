@@ -657,7 +657,7 @@ struct vc_pooled_buf {
 	u8 data[];
 };
 
-/* vc_io.c */
+/* vc_io.c, vc_read.c, vc_write.c: the host I/O path (vc_io.h) */
 int vc_io_pools_init(struct vc_cache *c);
 void vc_io_pools_exit(struct vc_cache *c);
 void vc_defer(struct vc_cache *c, struct vc_req *r);
@@ -670,6 +670,8 @@ void vc_invalidate_blk(struct vc_cache *c, u32 blk);
 void vc_clear_bits(struct vc_cache *c, u32 blk, u64 bits);
 u32 vc_take_victim(struct vc_cache *c, struct vc_set *s, u64 key);
 enum vc_mode vc_effective_mode(struct vc_cache *c);
+void vc_degrade(struct vc_cache *c, const char *why);
+void vc_cache_write_failed(struct vc_cache *c, int err, const char *why);
 
 /* vc_ra.c: readahead of a read-miss fill into free blocks */
 struct vc_ra;
@@ -679,8 +681,6 @@ struct vc_buf *vc_ra_buf(struct vc_ra *ra);
 u64 vc_ra_first_lba(struct vc_ra *ra);
 void vc_ra_install(struct vc_ra *ra, int err);
 void vc_ra_put(struct vc_ra *ra);
-void vc_degrade(struct vc_cache *c, const char *why);
-void vc_cache_write_failed(struct vc_cache *c, int err, const char *why);
 
 /* vc_clean.c */
 int vc_cleaner_init(struct vc_cache *c);
@@ -695,7 +695,7 @@ u32 vc_cur_epoch(struct vc_cache *c);
 void vc_clean_park(struct vc_cache *c, struct vc_req *r);
 void vc_dirtymap_mark(struct vc_cache *c, u64 w);
 int vc_dirtymap_attach(struct vc_cache *c, u32 id, u64 nr_sectors);
-void vc_clean_unpark(struct vc_req *r);	/* vc_io.c */
+void vc_clean_unpark(struct vc_req *r);	/* vc_write.c */
 
 static inline void vc_stat_add(vc_pcpu_t *st, u32 i, u64 v)
 {
