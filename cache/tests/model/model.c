@@ -684,6 +684,16 @@ static void set_errors(struct run *r, bool on)
 	u32 i;
 
 	r->errors_on = on && r->errors;
+	if (r->errors_on) {
+		/*
+		 * Requests already in flight meet the injected errors too
+		 * (a record write they wait for fails, their cache write
+		 * fails): they may fail from now on, as new ones may.
+		 */
+		for (i = 0; i < r->nslots; i++)
+			r->slots[i]->tolerate_err = true;
+		note(h, "errors on (%u requests in flight)", r->nslots);
+	}
 	switch (r->errors) {
 	case ERR_CACHE:
 		simdev_error_random(h->csd, SIMDEV_OP_WRITE, ppm, -EIO);

@@ -223,6 +223,9 @@ model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regre
 	@# racing readahead (engine), a pending discard across a detach (model)
 	$(call prun,model-sweep-seed1-tinylfu,$(U)/model --seed 1 --ops 150000 --queued --crash --policy tinylfu)
 	$(call prun,model-sweep-seed11,$(U)/model --seed 11 --ops 150000 --queued --crash)
+	@# (2026-11-27, second sweep) the model: requests in flight when an
+	@# error window opens may fail like the window's own
+	$(call prun,model-sweep-seed120-lossy,$(U)/model --seed 120 --ops 150000 --queued --crash --policy fifo --errors lossy)
 
 model-long: $(U)/model
 	$(U)/model --ops $(MODEL_LONG_OPS) --crash
