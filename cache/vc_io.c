@@ -502,13 +502,14 @@ static void dispatch_zero(struct vc_req *r)
 			vc_req_done(r, 0);
 			return;
 		}
-		if (vc_unlose_locked(c, s, blk)) {
-			vc_unlose_then(r, s, blk);
-			return;
-		}
+		/*
+		 * The zeroes supersede the marker like a write's data:
+		 * durable at home before its record goes (vc_write.c)
+		 */
 		vc_spin_unlock(&s->lock);
-		vc_redrive(c);
-		vc_req_done(r, 0);
+		r->zero = 1;
+		r->kind = RK_WRITE;
+		vc_dispatch_write(r);
 		return;
 	}
 	md = vc_invalidate_locked(c, s, blk);

@@ -499,6 +499,54 @@ static void rmw_alloc(struct vc_req *r)
 	vc_dev_submit(&r->io[0]);
 }
 
+/*
+ * A whole-block write supersedes the lost marker r->blk, whose record is
+ * not clear (it is BUSY | UNLOSE).  Clearing the record first would open a
+ * window where a power cut leaves neither: no marker, the new data not yet
+ * durable, and the backing device's older data served after the reload,
+ * older than the version the marker stood for.  So the data goes home
+ * first, FUA; then the record is cleared (which drops the marker, see
+ * vc_md.c), then the write completes.  A failure at either step fails the
+ * write with EIO and leaves the block lost.
+ */
+static void unlose_home_md_end(struct vc_md_waiter *mw, int err)
+{
+	struct vc_req *r = vc_container_of(mw, struct vc_req, mdw);
+
+	vc_req_done(r, err ? -EIO : 0);
+}
+
+static void unlose_home_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+
+	vc_home_write_done(c, vc_key_dev(r->key));
+	if (err) {
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_write_errors),
+			    1);
+		vc_spin_lock(&s->lock);
+		vc_block_set_word(c, s, r->blk,
+				  c->words[r->blk] & ~(B_BUSY | B_UNLOSE));
+		vc_spin_unlock(&s->lock);
+		vc_redrive(c);
+		vc_req_done(r, -EIO);
+		return;
+	}
+	vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
+	vc_md_mark(c, r->blk, &r->mdw, unlose_home_md_end);
+}
+
+static void unlose_home(struct vc_req *r)
+{
+	vc_note_backing_io(r->c);
+	vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
+		   r->sector, r->len, vc_req_src_buf(r), vc_req_src_off(r),
+		   unlose_home_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
 void vc_dispatch_write(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
@@ -558,14 +606,15 @@ void vc_dispatch_write(struct vc_req *r)
 		 * The whole block is rewritten: nothing lost is left, once
 		 * no record can bring the lost data back.  A marker whose
 		 * record is not clear (B_FLASHDIRTY: LOST, or may still say
-		 * DIRTY) has it cleared first, then the write is driven
-		 * again; if the record cannot be cleared the write fails
-		 * and the marker stays (dropping it first would serve the
-		 * backing device's older data).
+		 * DIRTY) stays until the new data is durable at home, then
+		 * its record is cleared (unlose_home()); a marker without
+		 * one just goes, and the write is driven again as a miss.
 		 */
 		if ((w & B_LOST) && full) {
 			if (vc_unlose_locked(c, s, blk)) {
-				vc_unlose_then(r, s, blk);
+				vc_spin_unlock(&s->lock);
+				r->blk = blk;
+				unlose_home(r);
 				return;
 			}
 			vc_spin_unlock(&s->lock);

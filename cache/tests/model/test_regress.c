@@ -865,6 +865,84 @@ static void test_lost_block_reads_fail_until_overwritten(void **st)
 }
 
 /*
+ * Engine bug (model --seed 32 --queued --crash --policy lru --errors
+ * lossy, 2026-11-27): a whole-block write over a lost marker whose LOST
+ * record is on flash cleared the record first, then wrote the data like
+ * any miss.  A power cut before the next FLUSH then left neither the
+ * marker nor the new data: the reload served the backing device's older
+ * data, older than the version the marker stood for (the host's last
+ * durable write).  The data now goes home first (FUA), then the record is
+ * cleared.  After the cut the block must read as the new data or fail
+ * (the write was acknowledged, not flushed): never as the disk's zeroes.
+ * In write-through mode too (the seed's case), and for write-zeroes.
+ */
+static void lost_marker_superseded_cut(enum vc_mode mode, int op)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
+	struct h_io *w, *r;
+	char err[128];
+	long long v;
+	u32 ver;
+	int rule;
+
+	/* the disk holds version D, durably; A only in the cache, durable */
+	assert_int_equal(vc_cache_set_mode(h->c, VC_MODE_WA), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_FLUSH, 0, 0, 0), 0);
+	assert_int_equal(vc_cache_set_mode(h->c, VC_MODE_WB), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(h_do(h, 0, VC_OP_FLUSH, 0, 0, 0), 0);
+	/* the cache copy becomes unreadable: A is lost, a LOST record */
+	rule = simdev_error_range(h->csd, SIMDEV_OP_READ, 0,
+				  h->o.cache_sectors, -EIO, -1);
+	assert_true(rule >= 0);
+	assert_int_equal(read_unchecked(h, 0, 4096), -EIO);
+	simdev_error_remove(h->csd, rule);
+	assert_int_equal(h_do(h, 0, VC_OP_FLUSH, 0, 0, 0), 0);
+	assert_int_equal(vc_cache_set_mode(h->c, mode), 0);
+	/* the whole block rewritten (B, or zeroes), acknowledged, no FLUSH */
+	w = h_io_new(h, 0, op, 0, 0, 4096);
+	h_submit(h, w);
+	assert_int_equal(h_wait(h, w), 0);
+	ver = op == VC_OP_WRITE ? w->ver : 0;
+	h_io_free(w);
+	/* power cut: the backing device loses what it was not told to keep */
+	simdev_power_cut(h->pw);
+	complete_fifo(h);
+	vc_cache_abandon(h->c);
+	h->c = NULL;
+	simdev_power_restore(h->pw);
+	assert_int_equal(h_load(h, err, sizeof(err)), 0);
+	r = h_io_new(h, 0, VC_OP_READ, 0, 0, 4096);
+	r->check = false;
+	r->tolerate_err = true;
+	h_submit(h, r);
+	h_wait(h, r);
+	v = r->err ? -1 : h_sector_version(r->data, 0, 0);
+	print_message("  %s, %s: after the cut the block reads %s (version %lld, the write's %u)\n",
+		      vc_mode_name(mode),
+		      op == VC_OP_WRITE ? "write" : "write-zeroes",
+		      r->err ? "EIO (still lost)" : "data", v, ver);
+	/* the new data or the marker; not D, the disk's older data */
+	if (r->err != -EIO) {
+		assert_int_equal(r->err, 0);
+		assert_true(v == (long long)ver);
+	}
+	h_io_free(r);
+	h->failures = 0;	/* the model does not know the data was lost */
+	free_h(h);
+}
+
+static void test_lost_marker_superseded_then_cut(void **st)
+{
+	(void)st;
+	lost_marker_superseded_cut(VC_MODE_WT, VC_OP_WRITE);
+	lost_marker_superseded_cut(VC_MODE_WB, VC_OP_WRITE);
+	lost_marker_superseded_cut(VC_MODE_WA, VC_OP_WRITE);
+	lost_marker_superseded_cut(VC_MODE_WB, VC_OP_WRITE_ZEROES);
+}
+
+/*
  * Documented behaviour, not a bug (cache/API.md): the backing device must
  * honour FLUSH.  Behind a disk that acknowledges FLUSH without making
  * anything durable, data the cleaner wrote back (then recorded clean) is
@@ -1393,6 +1471,7 @@ int main(void)
 		cmocka_unit_test(test_enomem_does_not_degrade),
 		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
 		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
+		cmocka_unit_test(test_lost_marker_superseded_then_cut),
 		cmocka_unit_test(test_backing_that_ignores_flush),
 		cmocka_unit_test(test_cleaner_probes_overrun),
 		cmocka_unit_test(test_whole_block_write_overtakes_fill),

@@ -225,6 +225,9 @@ model-check: $(U)/model $(PB)/asan/model $(U)/test_regress $(PB)/asan/test_regre
 	$(call prun,model-sweep-seed11,$(U)/model --seed 11 --ops 150000 --queued --crash)
 	@# (2026-11-27, second sweep) the model: requests in flight when an
 	@# error window opens may fail like the window's own
+	@# (the same sweep) engine: a write over a lost marker cleared its
+	@# record before its data was durable (test_regress has the case)
+	$(call prun,model-sweep-seed32-lossy,$(U)/model --seed 32 --ops 150000 --queued --crash --policy lru --errors lossy)
 	$(call prun,model-sweep-seed120-lossy,$(U)/model --seed 120 --ops 150000 --queued --crash --policy fifo --errors lossy)
 
 model-long: $(U)/model
