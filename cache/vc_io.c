@@ -98,19 +98,6 @@ void vc_defer_work_fn(vc_work_t *w)
 }
 
 /* ----------------------------------------------------------- helpers */
-void vc_ef_or(struct vc_host_io *hio, int bits)
-{
-	int old = vc_atomic_read(&hio->eflags);
-
-	while (!((old & bits) == bits)) {
-		int cur = vc_atomic_cmpxchg(&hio->eflags, old, old | bits);
-
-		if (cur == old)
-			break;
-		old = cur;
-	}
-}
-
 static void set_err(struct vc_host_io *hio, int err)
 {
 	if (err)
@@ -156,22 +143,6 @@ void vc_req_ack(struct vc_req *r, int err)
 	r->hio = NULL;
 	set_err(hio, err);
 	hio_put(r->c, hio);
-}
-
-void vc_io_init(struct vc_dev_io *io, struct vc_dev *dev, u8 op, u32 flags,
-		u64 sector, u32 len, struct vc_buf *buf, u32 buf_off,
-		vc_dev_end_io_t end, void *priv)
-{
-	vc_memset(io, 0, sizeof(*io));
-	io->dev = dev;
-	io->op = op;
-	io->flags = flags;
-	io->sector = sector;
-	io->len = len;
-	io->buf = buf;
-	io->buf_off = buf_off;
-	io->end_io = end;
-	io->private = priv;
 }
 
 void vc_note_backing_io(struct vc_cache *c)
@@ -333,21 +304,6 @@ u32 vc_take_victim(struct vc_cache *c, struct vc_set *s, u64 key)
  * in struct vc_dev_stats (read_hits, read_misses, write_hits or
  * write_misses); the byte counter of the path follows the same order.
  */
-void vc_count_path(struct vc_req *r, u32 off)
-{
-	struct vc_cache *c = r->c;
-	u32 base = vc_key_dev(r->key) * VC_NR_DSTATS;
-
-	_Static_assert(VC_DSTAT_OFF(write_miss_bytes) - VC_DSTAT_OFF(write_misses) ==
-		       VC_DSTAT_OFF(read_hit_bytes) - VC_DSTAT_OFF(read_hits),
-		       "path counters and their bytes in the same order");
-	vc_stat_add(&c->dst, base + off, 1);
-	vc_stat_add(&c->dst, base + off + VC_DSTAT_OFF(read_hit_bytes) -
-		    VC_DSTAT_OFF(read_hits), r->len);
-	if (off == VC_DSTAT_OFF(write_misses))
-		vc_ef_or(r->hio, HF_MISS);
-}
-
 /* Count a bypass; one for lack of space also wakes the cleaner. */
 void vc_count_bypass(struct vc_req *r, int reason)
 {

@@ -46,19 +46,59 @@ static inline struct vc_dev *vc_req_bdev(struct vc_req *r)
 	return r->c->bdev[vc_key_dev(r->key)].dev;
 }
 
+static inline void vc_ef_or(struct vc_host_io *hio, int bits)
+{
+	int old = vc_atomic_read(&hio->eflags);
+
+	while (!((old & bits) == bits)) {
+		int cur = vc_atomic_cmpxchg(&hio->eflags, old, old | bits);
+
+		if (cur == old)
+			break;
+		old = cur;
+	}
+}
+
+static inline void vc_io_init(struct vc_dev_io *io, struct vc_dev *dev,
+			      u8 op, u32 flags, u64 sector, u32 len,
+			      struct vc_buf *buf, u32 buf_off,
+			      vc_dev_end_io_t end, void *priv)
+{
+	vc_memset(io, 0, sizeof(*io));
+	io->dev = dev;
+	io->op = op;
+	io->flags = flags;
+	io->sector = sector;
+	io->len = len;
+	io->buf = buf;
+	io->buf_off = buf_off;
+	io->end_io = end;
+	io->private = priv;
+}
+
+static inline void vc_count_path(struct vc_req *r, u32 off)
+{
+	struct vc_cache *c = r->c;
+	u32 base = vc_key_dev(r->key) * VC_NR_DSTATS;
+
+	_Static_assert(VC_DSTAT_OFF(write_miss_bytes) - VC_DSTAT_OFF(write_misses) ==
+		       VC_DSTAT_OFF(read_hit_bytes) - VC_DSTAT_OFF(read_hits),
+		       "path counters and their bytes in the same order");
+	vc_stat_add(&c->dst, base + off, 1);
+	vc_stat_add(&c->dst, base + off + VC_DSTAT_OFF(read_hit_bytes) -
+		    VC_DSTAT_OFF(read_hits), r->len);
+	if (off == VC_DSTAT_OFF(write_misses))
+		vc_ef_or(r->hio, HF_MISS);
+}
+
 /* vc_io.c: request helpers */
-void vc_ef_or(struct vc_host_io *hio, int bits);
 void vc_req_free(struct vc_req *r);
 void vc_req_done(struct vc_req *r, int err);
 void vc_req_ack(struct vc_req *r, int err);
-void vc_io_init(struct vc_dev_io *io, struct vc_dev *dev, u8 op, u32 flags,
-		u64 sector, u32 len, struct vc_buf *buf, u32 buf_off,
-		vc_dev_end_io_t end, void *priv);
 void vc_note_backing_io(struct vc_cache *c);
 void vc_home_write_done(struct vc_cache *c, u32 dev);
 bool vc_unlose_locked(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_unlose_then(struct vc_req *r, struct vc_set *s, u32 blk);
-void vc_count_path(struct vc_req *r, u32 off);
 void vc_count_bypass(struct vc_req *r, int reason);
 
 /* vc_read.c */
