@@ -54,7 +54,7 @@ def table(res, cond):
     L = []
     disks = [d for d in ("throttled", "seek")
              if any(k[0] == d for k in res)]
-    q = "quick" if cond.get("quick") else "full"
+    q = cond.get("profile") or ("quick" if cond.get("quick") else "full")
     fio = "fio" in cond.get("workloads", ["fio"])
     L.append(f"Run: {cond.get('started', '?')} ({q}: cache "
              f"{cond.get('csize', 0) >> 20} MiB"
