@@ -166,7 +166,8 @@ fuzz-netlink: deps all vm-tools
 	@MESSAGES=$(or $(MESSAGES),1000000) tests/vm/fuzz-netlink
 
 # The engine's model over many seeds and every policy (no VM; about 3 s
-# a run, 800 runs by default): SWEEP_SEEDS=, SWEEP_FIRST=, SWEEP_OPS=
+# a run, 800 runs by default): SWEEP_SEEDS=, SWEEP_FIRST=, SWEEP_OPS=,
+# SWEEP_ERRORS= (cache, backing, lossy, none: that mode for every seed)
 model-sweep: deps
 	@$(MAKE) -s -f cache/tests/simdev/proofs.mk model-sweep
 
