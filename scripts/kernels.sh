@@ -13,6 +13,8 @@
 #                                        in the current directory
 #   scripts/kernels.sh checkpatch NAME   where NAME's own checkpatch.pl is in
 #                                        that environment
+#   scripts/kernels.sh names             the NAMEs, one line
+#   scripts/kernels.sh host              the NAME of the host's own kernel
 #
 # NAME is a Debian suite; each supported kernel is the one its
 # linux-image-amd64 depends on, resolved from the suite's package index on
@@ -232,5 +234,6 @@ image) [ $# -eq 2 ] || die "usage: $0 image VERSION"; cmd_image "$2" ;;
 checkpatch) [ $# -eq 2 ] || die "usage: $0 checkpatch NAME"; cmd_checkpatch "$2" ;;
 run) [ $# -ge 3 ] || die "usage: $0 run NAME CMD..."; shift; cmd_run "$@" ;;
 names) echo "${KERNELS[*]}" ;;
-*) sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+host) echo "$HOST_SUITE" ;;
+*) sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -29,7 +29,7 @@ suites=(
 	"vcache-monitor|make -s -C tools/vcache-monitor check"
 	"driver-style|make -s -C driver check"
 	"packages|scripts/check-packages.sh"
-	"kernels|scripts/check-kernels.sh --build-only"
+	"kernels|scripts/check-kernels.sh --build-only --others"
 	"driver-vm|make -s -C driver vmcheck"
 	"vm|make -s -C tests/vm check"
 )

@@ -19,7 +19,8 @@
 #   model-long        a long run (MODEL_LONG_OPS=, default 3 million)
 #   model-sweep       SWEEP_SEEDS seeds (200) from SWEEP_FIRST (1) x every
 #                     policy, queued, power cuts, errors one seed in eight
-#                     (sweep.sh; make model-sweep)
+#                     (sweep.sh; make model-sweep); SWEEP_ERRORS=cache,
+#                     backing, lossy or none: that mode for every seed
 #   crash-check       cut at every metadata write of every scenario, and
 #                     (strided) at every write / completion, with errors
 #                     (cache writes, FLUSHes, allocations, lossy), a damaged
@@ -236,7 +237,8 @@ model-long: $(U)/model
 
 model-sweep: $(U)/model
 	@sh $(PT)/cache/tests/simdev/sweep.sh $(U)/model $(or $(SWEEP_FIRST),1) \
-		$(or $(SWEEP_SEEDS),200) $(or $(SWEEP_OPS),150000)
+		$(or $(SWEEP_SEEDS),200) $(or $(SWEEP_OPS),150000) \
+		$(or $(SWEEP_ERRORS),sparse)
 
 crash-check: $(U)/crash $(PB)/asan/crash
 	$(call prun,crash-drop,$(U)/crash --stride $(CRASH_STRIDE) --cut-mode drop)
@@ -305,12 +307,27 @@ stress-check: $(PB)/tsan/stress $(PB)/asan/stress
 	$(call prun,stress-tsan-s3fifo,env TSAN_OPTIONS=halt_on_error=1 $(PB)/tsan/stress --seed 3 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --policy s3fifo)
 	$(call prun,stress-asan-tinylfu,$(PB)/asan/stress --seed 4 --ops $(STRESS_OPS) --threads $(STRESS_THREADS) --policy tinylfu)
 
-# Order matters only for the summary; each step records its result.
+# Each step records its result.  With PROOFS_JOBS of 2 or more (the
+# default: make check's time) every binary is built first with that many
+# jobs, then crash-check runs beside the other steps (about half the
+# time each; they share no file once built); its output follows theirs.
+PROOFS_JOBS ?= 2
 proofs-check: proofs-results-reset
-	@for t in proofs-unit model-check crash-check fuzz-smoke stress-check; do \
+	@if [ $(PROOFS_JOBS) -gt 1 ]; then \
+		$(MAKE) --no-print-directory -f $(PROOFS_MK) -j$(PROOFS_JOBS) proofs-all || \
+			echo "FAIL proofs-build (make -j$(PROOFS_JOBS) proofs-all)" >> $(PROOFS_RESULTS); \
+	fi
+	@steps() { for t in "$$@"; do \
 		$(MAKE) --no-print-directory -f $(PROOFS_MK) $$t || \
 			echo "FAIL $$t (did not build or run)" >> $(PROOFS_RESULTS); \
-	done
+	done; }; \
+	if [ $(PROOFS_JOBS) -gt 1 ]; then \
+		steps crash-check > $(PB)/logs/crash-check.out 2>&1 & \
+		steps proofs-unit model-check fuzz-smoke stress-check; \
+		wait; cat $(PB)/logs/crash-check.out; \
+	else \
+		steps proofs-unit model-check crash-check fuzz-smoke stress-check; \
+	fi
 	@$(PRUN) --summary $(PROOFS_RESULTS)
 
 proofs-clean:

@@ -74,7 +74,7 @@ vm_status "kernel log scan fails a run with a WARNING" 123 $?
 # A stuck guest is killed at --timeout (time measured by the runner, from
 # the start of the firmware, not counting a wait for the VM lock).
 err=$(mktemp)
-"$RUN" --cards 0 --hdd-model none -q --expect-fail --timeout 40 -- sleep 1000 2>"$err"
+"$RUN" --cards 0 --hdd-model none -q --expect-fail --timeout 25 -- sleep 1000 2>"$err"
 vm_status "stuck VM killed at --timeout" 124 $?
 e=$(sed -n 's/.* in \([0-9]*\) s, status.*/\1/p' "$err")
 rm -f "$err"
