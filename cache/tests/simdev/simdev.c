@@ -967,6 +967,23 @@ void simdev_peek_durable(struct simdev *d, u64 sector, void *dst, u32 len)
 	pthread_mutex_unlock(&d->p->lock);
 }
 
+bool simdev_pending_zeroes(struct simdev *d, u64 sector)
+{
+	static const u8 zero[SECT];
+	struct hist *h;
+	bool r = false;
+	u32 k;
+
+	if (!in_range(d, sector, SECT))
+		abort();
+	pthread_mutex_lock(&d->p->lock);
+	h = &d->hist[sector];
+	for (k = 0; k < h->n && !r; k++)
+		r = !memcmp(h->v[k].data, zero, SECT);
+	pthread_mutex_unlock(&d->p->lock);
+	return r;
+}
+
 void simdev_poke(struct simdev *d, u64 sector, const void *src, u32 len)
 {
 	u64 s;

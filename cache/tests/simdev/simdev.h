@@ -141,6 +141,12 @@ void simdev_poke(struct simdev *d, u64 sector, const void *src, u32 len);
 void simdev_copy_image(struct simdev *dst, struct simdev *src);
 /* Sectors written but not durable. */
 u64 simdev_volatile_sectors(struct simdev *d);
+/*
+ * Does any unflushed version of @sector (one a power cut may keep) read as
+ * zeroes: a discard or write-zeroes not yet made durable, even if a later
+ * write covered it since?
+ */
+bool simdev_pending_zeroes(struct simdev *d, u64 sector);
 
 /*
  * Fail I/Os of @op_mask overlapping [sector, sector + nr_sectors) with

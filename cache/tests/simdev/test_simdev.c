@@ -158,6 +158,16 @@ static void test_discard_zeroes(void **st)
 	assert_int_equal(byte_at(d, 4, false), 9);
 	/* the discard is volatile until flushed */
 	assert_int_equal(byte_at(d, 2, true), 9);
+	assert_true(simdev_pending_zeroes(d, 2));
+	assert_false(simdev_pending_zeroes(d, 4));
+	/* a later write does not hide it: a cut may keep the discard */
+	assert_int_equal(do_io(d, VC_DEV_WRITE, 0, 2, 512, 7, NULL), 0);
+	assert_int_equal(byte_at(d, 2, false), 7);
+	assert_true(simdev_pending_zeroes(d, 2));
+	/* a FLUSH does */
+	assert_int_equal(do_io(d, VC_DEV_FLUSH, 0, 0, 0, 0, NULL), 0);
+	assert_false(simdev_pending_zeroes(d, 2));
+	assert_int_equal(byte_at(d, 2, true), 7);
 	simdev_free(d);
 }
 
