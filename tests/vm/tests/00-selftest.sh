@@ -49,24 +49,6 @@ else
 	t_fail "tests/vm/tools build"
 fi
 
-# One boot: status passthrough, HDD attached and throttled, env, helpers.
-"$RUN" --cards 0 --hdd-size 1G --hdd-latency 5 --expect-fail -- bash -c '
-	. "$VC_TOP/tests/vm/guest/lib.sh"
-	check "HDD attached ($VC_HDD)" test -b "$VC_HDD"
-	check "HDD size is 1 GiB" [ "$(blockdev --getsize64 "$VC_HDD")" = 1073741824 ]
-	check "HDD latency layer is dm-delay" [ "$VC_HDD" = /dev/mapper/vchdd ]
-	out=$(fio --name=hdd --filename="$VC_HDD" --rw=randread --bs=4k --direct=1 \
-		--ioengine=libaio --iodepth=1 --runtime=4 --time_based --output-format=json |
-		python3 -c "import json,sys; j=json.load(sys.stdin)[\"jobs\"][0][\"read\"]; print(int(j[\"iops\"]), int(j[\"clat_ns\"][\"mean\"]/1000))")
-	set -- $out
-	echo "# HDD model: 4k randread QD1 $1 IOPS, mean latency $2 us"
-	check "HDD is HDD-like: QD1 randread <= 200 IOPS ($1)" [ "$1" -le 200 ]
-	check "HDD latency >= 5 ms ($2 us)" [ "$2" -ge 5000 ]
-	check "vcfw refuses a card that does not exist" bash -c "! vcfw -c 0 stats 2>/dev/null"
-	check "taint is 0 before the module" [ "$(cat /proc/sys/kernel/tainted)" = 0 ]
-	exit 7'
-vm_status "guest exit status passed through" 7 $?
-
 # The log scan catches a WARNING (a fake one, written to /dev/kmsg).
 "$RUN" --cards 0 --hdd-model none -q --expect-fail -- sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at fake.c:1 vcache_selftest" > /dev/kmsg' 2>/dev/null
 vm_status "kernel log scan fails a run with a WARNING" 123 $?
@@ -80,11 +62,25 @@ e=$(sed -n 's/.* in \([0-9]*\) s, status.*/\1/p' "$err")
 rm -f "$err"
 [ -n "$e" ] && [ "$e" -lt 100 ] && t_ok "timeout took ${e}s" || t_fail "timeout took ${e}s"
 
-# Power cut and unplug plumbing with stand-in cards (no driver involved).
+# One boot: the HDD attached and throttled, env, helpers; power cut and
+# unplug plumbing with stand-in cards (no driver involved).
 D="$TOP/build/vm/selftest-pc-$$"
 rm -rf "$D"
-"$RUN" --fw fake --cards 2 --no-load --keep "$D" --expect-powercut -- bash -c '
+"$RUN" --fw fake --cards 2 --no-load --hdd-size 1G --hdd-latency 5 \
+	--keep "$D" --expect-powercut -- bash -c '
 	. "$VC_TOP/tests/vm/guest/lib.sh"
+	check "HDD attached ($VC_HDD)" test -b "$VC_HDD"
+	check "HDD size is 1 GiB" [ "$(blockdev --getsize64 "$VC_HDD")" = 1073741824 ]
+	check "HDD latency layer is dm-delay" [ "$VC_HDD" = /dev/mapper/vchdd ]
+	out=$(fio --name=hdd --filename="$VC_HDD" --rw=randread --bs=4k --direct=1 \
+		--ioengine=libaio --iodepth=1 --runtime=4 --time_based --output-format=json |
+		python3 -c "import json,sys; j=json.load(sys.stdin)[\"jobs\"][0][\"read\"]; print(int(j[\"iops\"]), int(j[\"clat_ns\"][\"mean\"]/1000))")
+	set -- $out
+	echo "# HDD model: 4k randread QD1 $1 IOPS, mean latency $2 us"
+	check "HDD is HDD-like: QD1 randread <= 200 IOPS ($1)" [ "$1" -le 200 ]
+	check "HDD latency >= 5 ms ($2 us)" [ "$2" -ge 5000 ]
+	check "vcfw refuses a card that does not exist" bash -c "! vcfw -c 5 stats 2>/dev/null"
+	check "taint is 0 without the module" [ "$(cat /proc/sys/kernel/tainted)" = 0 ]
 	n() { grep -l 0x1110 /sys/bus/pci/devices/*/device | wc -l; }
 	check "two ivshmem cards visible" [ "$(n)" = 2 ]
 	check "vm-unplug 1 (surprise)" vm-unplug 1
@@ -98,8 +94,8 @@ vm_status "power cut ends the run with status 0" 0 $?
 [ -e "$D/powercut" ] && [ -e "$D/before-cut" ] && [ ! -e "$D/rc" ] &&
 	t_ok "power cut recorded, guest never finished" ||
 	t_fail "power cut not recorded"
-"$RUN" --fw fake --cards 2 --no-load --reuse "$D" -q -- true
-vm_status "boot again with --reuse after a power cut" 0 $?
+"$RUN" --fw fake --cards 2 --no-load --reuse "$D" -q --expect-fail -- sh -c 'exit 7'
+vm_status "boot again with --reuse after a power cut; guest exit status passed through" 7 $?
 # a check that failed before the cut fails the run (no exit status there)
 "$RUN" --fw fake --cards 2 --no-load --reuse "$D" -q --expect-powercut \
 	--expect-fail -- bash -c '. "$VC_TOP/tests/vm/guest/lib.sh"

@@ -14,3 +14,13 @@ vm_status() {
 }
 
 t_done() { exit $((VC_FAILS > 0)); }
+
+# group_members GROUP [NAME...]: the members of GROUP (tests/vm/tests/GROUPS)
+# to run, in the group's order: the NAMEs given, or all.
+group_members() {
+	local g=$1 m
+	shift
+	for m in $(sed -n "s/^$g: //p" "$TESTS/GROUPS"); do
+		if [ $# -eq 0 ] || [[ " $* " == *" $m "* ]]; then echo "$m"; fi
+	done
+}
