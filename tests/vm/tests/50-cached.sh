@@ -8,13 +8,9 @@
 # under a cached device; its card dies).  Arguments: the members to run
 # (default all).
 . "$(dirname "$0")/lib.sh"
-mapfile -t members < <(group_members 50-cached "$@")
 make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
 make -s -C "$TOP/tools/vcache-monitor" >/dev/null || t_fail "vcache-monitor builds"
 make -s -C "$TOP/tests/vm/tools" >/dev/null || t_fail "tests/vm/tools build"
-"$RUN" --cards 1 --card-size 512M --hdd-size 1G --hdd-model fast \
-	--memory 1536M --modparams io_timeout=5 \
-	--timeout $((900 * ${#members[@]})) -- \
-	"$TOP/tests/vm/guest/bin/vm-group" "$TESTS" "${members[@]}"
-vm_status "cached (${members[*]}): guest checks passed and kernel log clean" 0 $?
+group_run 50-cached --cards 1 --card-size 512M --hdd-size 1G --hdd-model fast \
+	--memory 1536M --modparams io_timeout=5 -- "$@"
 t_done

@@ -24,3 +24,22 @@ group_members() {
 		if [ $# -eq 0 ] || [[ " $* " == *" $m "* ]]; then echo "$m"; fi
 	done
 }
+
+# group_of NAME: the group NAME is a member of (nothing if none).
+group_of() {
+	sed -n "s/^\([^#:]*\): .*\<$1\>.*/\1/p" "$TESTS/GROUPS"
+}
+
+# group_run GROUP RUN-OPTION... -- [NAME...]: one boot (tests/vm/run with
+# the options) running GROUP's members named, or all, with vm-group; the
+# timeout is 900 s a member.  Prints the run's TAP line.
+group_run() {
+	local g=$1 opts=() members=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	mapfile -t members < <(group_members "$g" "$@")
+	"$RUN" "${opts[@]}" --timeout $((900 * ${#members[@]})) -- \
+		"$TOP/tests/vm/guest/bin/vm-group" "$TESTS" "${members[@]}"
+	vm_status "$g (${members[*]}): guest checks passed and kernel log clean" 0 $?
+}
