@@ -68,6 +68,15 @@ def table(res, cond):
                 f"{(cond.get('pg_mem') or 0) >> 20} MiB"
                 if "pgbench" in cond.get("workloads", []) else "")
              + ")\n")
+    # slub_debug is a test setting (tests/vm/run --bench boots without it)
+    slub = sorted({k[1] for k, r in res.items()
+                   if "slub_debug" in r.get("cmdline", "")})
+    known = [k for k, r in res.items() if "cmdline" in r]
+    if slub:
+        L.append("Booted WITH slub_debug (a test setting, not a benchmark's): "
+                 + ", ".join(slub) + "\n")
+    elif known:
+        L.append("Guest kernel booted without slub_debug (--bench).\n")
     for disk in disks:
         if not any(k[0] == disk and "fio" in r.get("workloads", ["fio"])
                    for k, r in res.items()):

@@ -898,6 +898,8 @@ def main():
                 res["errors"].append(f"pgbench {size}: {e}")
                 log(f"pgbench {size} FAILED: {e}")
     res["kernel"] = os.uname().release
+    with open("/proc/cmdline") as f:
+        res["cmdline"] = f.read().strip()
     res["fio"] = sh("fio", "--version", check=False).stdout.strip()
     res["elapsed_s"] = round(time.time() - t0)
     with open(os.path.join(OUT, "result.json"), "w") as f:
