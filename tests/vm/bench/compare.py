@@ -851,6 +851,8 @@ log_checkpoints = on
             if vt.get("write_bytes"):
                 o["write_hit_ratio"] = round(vt.get("write_hit_bytes", 0) /
                                              vt["write_bytes"], 4)
+            rh = o.get("read_hit_ratio", rh)
+            wh = o.get("write_hit_ratio", wh)
         if cg:
             try:
                 o["memcg_events"] = dict(
