@@ -28,6 +28,23 @@ fwstat() {
 		python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
 }
 
+# card_bdf CARD: the guest PCI address of card CARD (the host's index, as
+# vcfw -c takes it), which stays the same across removal and rescan.
+card_bdf() { vm-request bdf "$1"; }
+
+# bdf_disk BDF [TENTHS]: the card's disk (/dev/vflashN: the name may change
+# across removal and rescan), waiting up to TENTHS tenths of a second
+# (default 100) for it to appear.
+bdf_disk() {
+	local d=/sys/bus/pci/devices/$1 n
+	for _ in $(seq "${2:-100}"); do
+		n=$(cat "$d/disk" 2>/dev/null)
+		[ -n "$n" ] && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
 # carddir DISK: sysfs directory of the card (PCI function) behind DISK.
 carddir() {
 	local n=${1#/dev/} d
