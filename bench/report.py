@@ -177,6 +177,48 @@ def pg_counters(c, p):
     return p.get("status_end") or "-"
 
 
+def cpu_ms(t):
+    """Guest CPU time per transaction (ticks of 10 ms), by kind."""
+    if "cpu_user" not in t:
+        return "-"
+    hz = 100
+
+    def ms(*k):
+        return sum(t.get("cpu_" + x, 0) for x in k) * 1000 / hz
+    return (f"{ms('user', 'nice'):.1f}/{ms('system', 'irq', 'softirq'):.1f}"
+            f"/{ms('idle', 'iowait'):.1f}")
+
+
+def pg_card_table(rows):
+    """What a transaction cost on the card, whichever cache sits on it:
+    the firmware's commands and the block layer's times on the raw card
+    (runs from before the card counters were recorded have none)."""
+    rows = [(c, p) for c, p in rows if p.get("card_per_tx")]
+    if not rows:
+        return []
+    L = ["Per transaction on the card (firmware command counters; "
+         "average times from the raw card's /sys/block stat):\n",
+         "| cache | card writes | FLUSH | FUA writes | read-modify-writes "
+         "| KiB written | card FLUSH avg ms | card write avg ms "
+         "| guest CPU ms: user/system+irq/idle+iowait |",
+         "|---|" + "---:|" * 8]
+    for c, p in rows:
+        t, k = p["card_per_tx"], p.get("card") or {}
+
+        def avg(ms, n):
+            return k[ms] / k[n] if k.get(n) else None
+        L.append(f"| {label(c)} | {fmt(t.get('fw_write_cmds'), '.2f')} | "
+                 f"{fmt(t.get('fw_flush_cmds'), '.2f')} | "
+                 f"{fmt(t.get('fw_fua_cmds'), '.2f')} | "
+                 f"{fmt(t.get('fw_rmw_writes'), '.2f')} | "
+                 f"{fmt(t.get('fw_bytes_written') and t['fw_bytes_written'] / 1024, '.1f')} | "
+                 f"{fmt(avg('blk_flush_ms', 'blk_flushes'), '.2f')} | "
+                 f"{fmt(avg('blk_write_ms', 'blk_writes'), '.2f')} | "
+                 f"{cpu_ms(t)} |")
+    L.append("")
+    return L
+
+
 def pg_table(res, disks):
     L = []
     for disk in disks:
@@ -227,6 +269,7 @@ def pg_table(res, disks):
                     f"{fmt(p.get('db_to_cache'), '.2f')} | "
                     f"{p.get('failed', 0)} |")
             L.append("")
+            L += pg_card_table(rows)
             L.append("Cache counters over the measured runs (vcache: "
                      "`vcache-config show --json` deltas, dirty_bytes at "
                      "the end; peers: their status at the end):\n")

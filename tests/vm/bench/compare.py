@@ -657,6 +657,43 @@ def vc_stats():
             if isinstance(v, (int, float))}
 
 
+def card_io():
+    """The card as the host sees it: the firmware's command counters and
+    the block layer's view of the raw card (requests and the milliseconds
+    they took, FLUSHes apart), to tell what a transaction costs on flash
+    whichever cache sits on it."""
+    d = {}
+    r = sh("vcfw", "stats", "--json", check=False)
+    try:
+        fw = json.loads(r.stdout[r.stdout.index("{"):])
+        for k in ("write_cmds", "read_cmds", "flush_cmds", "fua_cmds",
+                  "rmw_writes", "destages", "bytes_written"):
+            d["fw_" + k] = int(fw[k])
+    except (ValueError, KeyError):
+        pass
+    name = os.path.basename(os.path.realpath(CARD))
+    try:
+        f = [int(x) for x in sysr(f"/sys/block/{name}/stat").split()]
+    except OSError:
+        return d
+    d.update({"blk_reads": f[0], "blk_read_ms": f[3], "blk_writes": f[4],
+              "blk_write_ms": f[7]})
+    if len(f) >= 17:
+        d.update({"blk_flushes": f[15], "blk_flush_ms": f[16]})
+    return d
+
+
+def cpu_ticks():
+    """The guest's CPU time so far in USER_HZ ticks (/proc/stat), by kind:
+    a cache that costs CPU shows in system and softirq time per
+    transaction (under TCG the guest's CPUs are slow, and a database
+    benchmark may be bound by them rather than by the disks)."""
+    with open("/proc/stat") as f:
+        w = f.readline().split()
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
+    return {f"cpu_{n}": int(v) for n, v in zip(names, w[1:])}
+
+
 def du(path):
     """Bytes the cluster occupies (tables, indexes, WAL, catalogs)."""
     return int(sh("du", "-sb", path).stdout.split()[0])
@@ -665,7 +702,9 @@ def du(path):
 def pg_snapshot():
     return {"counters": counters(), "vcache": vc_stats(),
             "status": status_line(), "disk": disk_stat(HDD),
-            "flash": card_bytes_written(), "t": time.monotonic()}
+            "flash": card_bytes_written(),
+            "card": {**card_io(), **cpu_ticks()},
+            "t": time.monotonic()}
 
 
 def pg_latencies(prefix):
@@ -726,7 +765,9 @@ def pg_delta(a, b):
                       for k in b["counters"]},
          "backing_reads": b["disk"][0] - a["disk"][0],
          "backing_writes": b["disk"][1] - a["disk"][1],
-         "status_before": a["status"], "status_after": b["status"]}
+         "status_before": a["status"], "status_after": b["status"],
+         "card": {k: v - a["card"][k] for k, v in b["card"].items()
+                  if k in a["card"]}}
     if a["vcache"] is not None:
         gauges = ("nr_blocks", "valid_blocks", "dirty_blocks",
                   "dirty_bytes", "mem_bytes", "oldest_dirty_age_ns",
@@ -823,6 +864,10 @@ log_checkpoints = on
             for k, v in r["counters"].items():
                 tot[k] = tot.get(k, 0) + v
         rh, wh = ratios(tot) if tot else (None, None)
+        card = {}
+        for r in runs:
+            for k, v in r["card"].items():
+                card[k] = card.get(k, 0) + v
         o.update({
             "runs": runs, "tps": m, "tps_runs": tps,
             "tps_min": min(tps) if tps else None,
@@ -839,6 +884,9 @@ log_checkpoints = on
             "backing_reads_per_tx": br / tx if tx else None,
             "backing_writes_per_tx": bw / tx if tx else None,
             "counters": tot, "read_hit_ratio": rh, "write_hit_ratio": wh,
+            "card": card, "card_per_tx": ({k: round(v / tx, 3)
+                                           for k, v in card.items()}
+                                          if tx else None),
             "footprint_end_bytes": du(data),
             "status_end": runs[-1]["status_after"] if runs else None})
         if CACHE.startswith("vcache") and runs:
@@ -874,6 +922,13 @@ log_checkpoints = on
             f"/{o['lat_p95_ms']:.2f}/{o['lat_p99_ms']:.2f} ms, backing I/O "
             f"per tx {o['backing_ios_per_tx']}, hits r {rh} w {wh}, "
             f"{round(time.monotonic() - t0)} s")
+        if o.get("card_per_tx"):
+            t = o["card_per_tx"]
+            log(f"pgbench {size}: per tx on the card: writes "
+                f"{t.get('fw_write_cmds')} FLUSH {t.get('fw_flush_cmds')} "
+                f"FUA {t.get('fw_fua_cmds')} RMW {t.get('fw_rmw_writes')}; "
+                f"card FLUSH {card.get('blk_flush_ms')} ms over "
+                f"{card.get('blk_flushes')}")
     finally:
         if started:
             try:
