@@ -8,9 +8,7 @@
 # under a cached device; its card dies).  Arguments: the members to run
 # (default all).
 . "$(dirname "$0")/lib.sh"
-make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
-make -s -C "$TOP/tools/vcache-monitor" >/dev/null || t_fail "vcache-monitor builds"
-make -s -C "$TOP/tests/vm/tools" >/dev/null || t_fail "tests/vm/tools build"
+builds tools/vcache-config tools/vcache-monitor tests/vm/tools
 group_run 50-cached --cards 1 --card-size 512M --hdd-size 1G --hdd-model fast \
 	--memory 1536M --modparams io_timeout=5 -- "$@"
 t_done

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 D="$TOP/build/vm/test-cached-powercut-$$"
 rm -rf "$D"
-make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
+builds tools/vcache-config
 opts=(--cards 1 --card-size 512M --hdd-size 1G --hdd-model fast --timeout 900)
 "$RUN" --keep "$D" "${opts[@]}" --expect-powercut -- \
 	"$TESTS/52-cached-powercut.guest" 1

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 D="$TOP/build/vm/test-bdev-cache-$$"
 rm -rf "$D"
-make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
+builds tools/vcache-config
 opts=(--cards 1 --card-size 64M --hdd-size 1G --hdd-model fast --timeout 900)
 "$RUN" --keep "$D" "${opts[@]}" --expect-powercut -- \
 	"$TESTS/56-bdev-cache.guest" 1

@@ -11,7 +11,7 @@
 # identities hidden from unprivileged readers and auto-attach refusing a
 # disk of another size that carries a copied identity.
 . "$(dirname "$0")/lib.sh"
-make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
+builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
 	--hdd-model hdd --hdd-bps $((16 << 20)) --hdd-iops 2000 \
 	--timeout 900 -- "$TESTS/57-kernel-review.guest"

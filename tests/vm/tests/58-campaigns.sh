@@ -10,9 +10,7 @@
 # members to run (default all).  The full campaigns: make torture-powercut,
 # make soak, make fuzz-metadata (tests/vm/README.md, "Campaigns").
 . "$(dirname "$0")/lib.sh"
-make -s -C "$TOP/tools/vcache-config" >/dev/null || t_fail "vcache-config builds"
-make -s -C "$TOP/tools/vcache-monitor" >/dev/null || t_fail "vcache-monitor builds"
-make -s -C "$TOP/tests/vm/tools" >/dev/null || t_fail "tests/vm/tools build"
+builds tools/vcache-config tools/vcache-monitor tests/vm/tools
 D=$TOP/build/vm/campaigns-$$
 rm -rf "$D"
 group_run 58-campaigns --keep "$D" --cards 1 --card-size 1G --hdd-size 4G --hdd-model fast \

@@ -15,6 +15,13 @@ vm_status() {
 
 t_done() { exit $((VC_FAILS > 0)); }
 
+# builds DIR...: make what the guest runs (directories under the top),
+# a TAP failure for each that does not build.
+builds() {
+	local d
+	for d; do make -s -C "$TOP/$d" >/dev/null || t_fail "$d builds"; done
+}
+
 # group_members GROUP [NAME...]: the members of GROUP (tests/vm/tests/GROUPS)
 # to run, in the group's order: the NAMEs given, or all.
 group_members() {
