@@ -10,6 +10,8 @@ RUN=$1
 . "$RUN/guest.env" || exit 125
 export PATH="$VC_TOP/tests/vm/guest/bin:$VC_TOP/build/vm-tools:$PATH"
 exec 2>&1
+# vc_wait_cards, vc_faults
+. "$VC_TOP/tests/vm/guest/lib.sh"
 
 say() { echo "vm-guest: $*"; }
 
@@ -77,14 +79,8 @@ if [ "$VC_LOAD" = 1 ] && [ "$VC_CARDS" -gt 0 ]; then
 		exit 125
 	fi
 	loaded=1
-	for _ in $(seq 300); do
-		n=$(ls -d /sys/block/vflash* 2>/dev/null | wc -l)
-		[ "$n" -ge "$VC_WAIT_DISKS" ] && break
-		sleep 0.1
-	done
-	if [ "$n" -lt "$VC_WAIT_DISKS" ]; then
+	n=$(vc_wait_cards) ||
 		say "only $n of $VC_WAIT_DISKS /dev/vflash* disks appeared in 30 s"
-	fi
 fi
 
 VC_CARD_DISKS=$(ls -d /sys/block/vflash* 2>/dev/null | sed 's,.*/,/dev/,' | tr '\n' ' ')
@@ -96,10 +92,10 @@ export VC_CARD_DISKS
 # (sleeping ones too) made in CMD's processes only (task-filter, CMD runs
 # with make-it-fail); fail_make_request fails bios submitted to the cards
 # and the HDD (their make-it-fail), i.e. the cache's own I/O below it.
-# verbose=1: one line per injected failure, no stack.  Off again before
-# rmmod.
+# verbose=1: one line per injected failure, no stack.  The probabilities
+# are set (vc_faults on) last; off again before rmmod.
 faults_set() {
-	local spec name vals prob interval times d b
+	local spec name vals prob interval times d
 	for spec in $VC_FAULTS; do
 		name=${spec%%=*}
 		vals=${spec#*=}
@@ -110,24 +106,19 @@ faults_set() {
 		echo "${times:--1}" > "$d/times"
 		echo 0 > "$d/space"
 		echo 1 > "$d/verbose"
-		case $name in
-		failslab)
+		if [ "$name" = failslab ]; then
 			echo N > "$d/ignore-gfp-wait"
-			echo Y > "$d/task-filter" ;;
-		fail_make_request)
-			for b in /sys/block/vflash* /sys/block/vd*; do
-				[ -e "$b/make-it-fail" ] && echo 1 > "$b/make-it-fail"
-			done ;;
-		esac
-		echo "${prob:-1}" > "$d/probability"
-		say "fault injection: $name probability $prob% interval ${interval:-1} times ${times:--1}"
+			echo Y > "$d/task-filter"
+		fi
+		say "fault injection: $name probability ${prob:-1}% interval ${interval:-1} times ${times:--1}"
 	done
+	vc_faults on
 }
 faults_off() {
 	local spec d
+	vc_faults 0
 	for spec in $VC_FAULTS; do
 		d=/sys/kernel/debug/${spec%%=*}
-		[ -d "$d" ] && echo 0 > "$d/probability"
 		[ -d "$d" ] && cat "$d/times" > "$RUN/${spec%%=*}.times-left"
 	done
 }

@@ -22,6 +22,42 @@ check() {
 
 t_done() { exit $((VC_FAILS > 0)); }
 
+# vc_wait_cards: wait up to 30 s for $VC_WAIT_DISKS (default 1) card disks
+# (/dev/vflash*) after the module is loaded; prints how many there are and
+# fails if fewer.  init.sh (the run's load) and vm-group (its reloads).
+vc_wait_cards() {
+	local n=0
+	for _ in $(seq 300); do
+		n=$(ls -d /sys/block/vflash* 2>/dev/null | wc -l)
+		[ "$n" -ge "${VC_WAIT_DISKS:-1}" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+	[ "$n" -ge "${VC_WAIT_DISKS:-1}" ]
+}
+
+# vc_faults PROB|on: set every armed fault's probability ($VC_FAULTS, words
+# NAME=PROB,INTERVAL,TIMES; init.sh arms them) to PROB, or back to its own
+# with "on".  "on" also marks the cards' and the HDD's disks for
+# fail_make_request (make-it-fail): a card probed again is a new disk.
+vc_faults() {
+	local spec d p b
+	for spec in ${VC_FAULTS:-}; do
+		d=/sys/kernel/debug/${spec%%=*}
+		[ -d "$d" ] || continue
+		p=$1
+		if [ "$p" = on ]; then
+			p=${spec#*=}
+			p=${p%%,*}
+			[ "${spec%%=*}" = fail_make_request ] &&
+				for b in /sys/block/vflash* /sys/block/vd*; do
+					[ -e "$b/make-it-fail" ] && echo 1 > "$b/make-it-fail"
+				done
+		fi
+		echo "${p:-1}" > "$d/probability"
+	done
+}
+
 # fwstat CARD KEY: one counter of the card's firmware (vcfw stats --json).
 fwstat() {
 	vcfw -c "$1" stats --json |
