@@ -144,18 +144,9 @@ if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules
 		grep -q '^vcache .* 0 ' /proc/modules && break
 		sleep 0.2
 	done
-	# CONFIG_DEBUG_KOBJECT_RELEASE (the debug kernel) delays every
-	# kobject's release by 1-4 s, and 6.1's disk_release() reads the
-	# gendisk's fops (module memory): any block driver module unloaded
-	# right after its last put_disk() faults there.  Remove the cards
-	# first and let the delayed releases run, then unload.
-	if [ "${VC_KOBJ_DELAY:-0}" = 1 ]; then
-		for p in /sys/bus/pci/drivers/vcache/0000:*; do
-			[ -e "$p" ] && echo "${p##*/}" > /sys/bus/pci/drivers/vcache/unbind
-		done
-		sleep 5
-	fi
-	if ! rmmod vcache; then
+	# one try: a module still busy now is a failure (on the debug
+	# kernel the cards go first, vc_rmmod)
+	if ! vc_rmmod 1; then
 		say "rmmod vcache failed"
 		touch "$RUN/unload-failed"
 	fi
