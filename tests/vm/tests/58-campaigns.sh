@@ -3,7 +3,8 @@
 # The short versions of issue 20's campaigns in one boot (GROUPS): one
 # card of 1 GiB (the power-cut replay uses its raw disk as scratch space),
 # the simulated HDD (4 GiB, no throttling), 1.5 GiB of RAM.  Members:
-# 58-torture (4 replayed crash states), 60-soak (60 s), then
+# 58-torture (4 replayed crash states), 60-soak (60 s), 61-fault-ack (no
+# acknowledged write lost while the card and the disk fail under it), then
 # 59-fuzz-metadata (8 corrupted metadata images; it rewrites the card's
 # table, so it comes last).  Prints each campaign's figures from the
 # summaries its guest part leaves in the run directory.  Arguments: the

@@ -12,12 +12,22 @@
  *       fdatasync, or an O_DSYNC write) and, once that returned, records
  *       G as acknowledged: a line "G" appended to ACKFILE (fsync'd) and,
  *       with LWNAME, a dm-log-writes mark "aG" on that device.
- *   vc-torture verify DEV NBLK SEED ACKED
+ *   vc-torture write --errors FILE DEV NBLK SEED SECONDS ACKFILE
+ *       The same under injected faults: a write that fails does not stop
+ *       the writer, its generation is appended to FILE (it was never
+ *       acknowledged: the block may hold it or what was there before); a
+ *       sync that fails acknowledges nothing, and the next one that
+ *       succeeds acknowledges every write completed before it.  With
+ *       VC_FAULTS set (the debug kernel's fault injection, tests/vm/guest/
+ *       init.sh) it marks itself for failslab's task filter
+ *       (/proc/self/make-it-fail) once its files are open: its own I/O
+ *       path is under test, not the shell around it.
+ *   vc-torture verify DEV NBLK SEED ACKED [ERRFILE]
  *       Reads every block: each must be all zeroes (never written) or hold
  *       exactly the content of a generation that wrote it, and that
  *       generation must be no older than the newest one acknowledged
- *       (<= ACKED) that wrote the block.  Prints a summary; exit 1 on any
- *       bad block.
+ *       (<= ACKED, and not in ERRFILE: failed writes) that wrote the
+ *       block.  Prints a summary; exit 1 on any bad block or failed read.
  *   vc-torture lastack ACKFILE
  *       The newest acknowledged generation in ACKFILE (0 if none).
  *   vc-torture points LOG
@@ -149,7 +159,37 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int cmd_write(int argc, char **argv)
+/*
+ * Append "N\n" to fd and make it durable; tries 100 times when told to (an
+ * allocation of the write may be failed on purpose: it writes nothing).
+ */
+static int append_num(int fd, uint64_t n, int tries)
+{
+	char line[32];
+	int len = snprintf(line, sizeof(line), "%" PRIu64 "\n", n);
+
+	while (write(fd, line, len) != len || fsync(fd))
+		if (--tries <= 0)
+			return -1;
+	return 0;
+}
+
+/* Let failslab's task filter pick this process (tests/vm/guest/init.sh). */
+static void make_it_fail(void)
+{
+	const char *f = getenv("VC_FAULTS");
+	int fd;
+
+	if (!f || !*f)
+		return;
+	fd = open("/proc/self/make-it-fail", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		perror("vc-torture write: /proc/self/make-it-fail");
+	if (fd >= 0)
+		close(fd);
+}
+
+static int cmd_write(int argc, char **argv, const char *errfile)
 {
 	const char *dev = argv[0], *ackfile = argv[4];
 	const char *lw = argc > 5 ? argv[5] : NULL;
@@ -157,18 +197,23 @@ static int cmd_write(int argc, char **argv)
 	uint64_t seed = strtoull(argv[2], NULL, 0);
 	double end = now() + atof(argv[3]);
 	uint64_t g = 0, acked = 0, nsync = 0, nw = 0, rnd = mix(seed + 17);
-	int fd, dfd, afd, until_sync;
+	uint64_t wfail = 0, sfail = 0;
+	int fd, dfd, afd, efd = -1, until_sync;
 	char *buf;
 
 	fd = open(dev, O_RDWR | O_DIRECT);
 	dfd = open(dev, O_RDWR | O_DIRECT | O_DSYNC);
 	afd = open(ackfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (fd < 0 || dfd < 0 || afd < 0) {
+	if (errfile)
+		efd = open(errfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0 || dfd < 0 || afd < 0 || (errfile && efd < 0)) {
 		perror("vc-torture write: open");
 		return 2;
 	}
 	if (posix_memalign((void **)&buf, BS, 16 * BS))
 		return 2;
+	if (efd >= 0)
+		make_it_fail();
 	until_sync = 1 + mix(rnd++) % 32;
 	while (now() < end) {
 		uint64_t s, l, i;
@@ -179,26 +224,46 @@ static int cmd_write(int argc, char **argv)
 		for (i = 0; i < l; i++)
 			fill(buf + i * BS, seed, s + i, g);
 		dsync = --until_sync == 0 && mix(rnd++) % 4 == 0;
+		errno = EIO;	/* a short write */
 		if (pwrite(dsync ? dfd : fd, buf, l * BS, s * BS) != (ssize_t)(l * BS)) {
-			fprintf(stderr, "vc-torture write: gen %" PRIu64 " at block %" PRIu64 ": %s\n",
-				g, s, strerror(errno));
-			return 1;
+			if (efd < 0) {
+				fprintf(stderr, "vc-torture write: gen %" PRIu64 " at block %"
+					PRIu64 ": %s\n", g, s, strerror(errno));
+				return 1;
+			}
+			if (wfail++ < 3)
+				printf("#  writer: gen %" PRIu64 " (%" PRIu64 "+%" PRIu64
+				       " blocks) failed: %s\n", g, s, l, strerror(errno));
+			if (append_num(efd, g, 100)) {
+				perror("vc-torture write: error file");
+				return 2;
+			}
+			/* an O_DSYNC write that failed acknowledges nothing */
+			if (until_sync <= 0)
+				until_sync = 1;
+			continue;
 		}
 		nw++;
 		if (until_sync > 0)
 			continue;
 		if (!dsync && ((mix(rnd++) & 1) ? fsync(fd) : fdatasync(fd))) {
-			perror("vc-torture write: fsync");
-			return 1;
+			if (efd < 0) {
+				perror("vc-torture write: fsync");
+				return 1;
+			}
+			if (sfail++ < 3)
+				printf("#  writer: a sync after gen %" PRIu64 " failed: %s\n",
+				       g, strerror(errno));
+			until_sync = 1 + mix(rnd++) % 32;
+			continue;
 		}
 		/* every write issued so far has completed: all durable */
 		acked = g;
 		nsync++;
 		{
 			char line[64];
-			int n = snprintf(line, sizeof(line), "%" PRIu64 "\n", acked);
 
-			if (write(afd, line, n) != n || fsync(afd)) {
+			if (append_num(afd, acked, efd >= 0 ? 100 : 1)) {
 				perror("vc-torture write: ack file");
 				return 2;
 			}
@@ -213,7 +278,10 @@ static int cmd_write(int argc, char **argv)
 		until_sync = 1 + mix(rnd++) % 32;
 	}
 	printf("# writer: %" PRIu64 " writes, %" PRIu64 " syncs, generation %" PRIu64
-	       " acknowledged\n", nw, nsync, acked);
+	       " acknowledged", nw, nsync, acked);
+	if (efd >= 0)
+		printf("; %" PRIu64 " writes and %" PRIu64 " syncs failed", wfail, sfail);
+	printf("\n");
 	return 0;
 }
 
@@ -223,22 +291,39 @@ static int cmd_verify(int argc, char **argv)
 	uint64_t nblk = strtoull(argv[1], NULL, 0);
 	uint64_t seed = strtoull(argv[2], NULL, 0);
 	uint64_t acked = strtoull(argv[3], NULL, 0);
-	uint64_t *last, g, b, zero = 0, newer = 0, exact = 0, bad = 0;
+	uint64_t *last, g, b, zero = 0, newer = 0, exact = 0, bad = 0, nfailed = 0;
 	size_t chunk = 256 * BS;
-	char *buf, *want;
+	char *buf, *want, *failed;
 	int fd;
 
-	(void)argc;
 	last = calloc(nblk, sizeof(*last));
+	failed = calloc(acked + 1, 1);
 	fd = open(dev, O_RDONLY | O_DIRECT);
-	if (!last || fd < 0 || posix_memalign((void **)&buf, BS, chunk) ||
+	if (!last || !failed || fd < 0 || posix_memalign((void **)&buf, BS, chunk) ||
 	    posix_memalign((void **)&want, BS, BS)) {
 		perror("vc-torture verify");
 		return 2;
 	}
+	if (argc > 4) {
+		/* failed writes: never acknowledged, whatever followed them */
+		FILE *f = fopen(argv[4], "r");
+
+		if (!f) {
+			perror(argv[4]);
+			return 2;
+		}
+		while (fscanf(f, "%" SCNu64, &g) == 1)
+			if (g <= acked && !failed[g]) {
+				failed[g] = 1;
+				nfailed++;
+			}
+		fclose(f);
+	}
 	for (g = 1; g <= acked; g++) {
 		uint64_t s, l, i;
 
+		if (failed[g])
+			continue;
 		plan(seed, g, nblk, &s, &l);
 		for (i = 0; i < l; i++)
 			last[s + i] = g;
@@ -289,8 +374,9 @@ static int cmd_verify(int argc, char **argv)
 		}
 	}
 	printf("# verify: %" PRIu64 " blocks: %" PRIu64 " acknowledged, %" PRIu64
-	       " newer (unacknowledged), %" PRIu64 " never written, %" PRIu64 " bad (acked gen %" PRIu64 ")\n",
-	       nblk, exact, newer, zero, bad, acked);
+	       " newer (unacknowledged), %" PRIu64 " never written, %" PRIu64 " bad (acked gen %" PRIu64
+	       ", %" PRIu64 " failed writes before it)\n",
+	       nblk, exact, newer, zero, bad, acked, nfailed);
 	return bad ? 1 : 0;
 }
 
@@ -504,9 +590,11 @@ static int cmd_replay(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 9 && !strcmp(argv[1], "write") && !strcmp(argv[2], "--errors"))
+		return cmd_write(argc - 4, argv + 4, argv[3]);
 	if (argc >= 7 && !strcmp(argv[1], "write"))
-		return cmd_write(argc - 2, argv + 2);
-	if (argc == 6 && !strcmp(argv[1], "verify"))
+		return cmd_write(argc - 2, argv + 2, NULL);
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "verify"))
 		return cmd_verify(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "lastack"))
 		return cmd_lastack(argv + 2);
