@@ -362,8 +362,15 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 		return;
 	}
 	if (r->err_cache || (r->err_back && !(w & B_DIRTY))) {
-		/* cache copy unusable, or it disagrees with the backing dev */
-		lost = r->err_cache && (w & B_DIRTY) && r->len != c->block_size;
+		/*
+		 * Cache copy unusable, or it disagrees with the backing dev.
+		 * Older dirty data in it is lost if the write did not replace
+		 * all of it at home: a partial write, or a home write that
+		 * failed too (reads must then fail, never return the backing
+		 * device's older data).
+		 */
+		lost = r->err_cache && (w & B_DIRTY) &&
+		       (r->len != c->block_size || r->err_back);
 		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 		md = lost ? vc_lose_locked(c, s, r->blk) :
 			    vc_invalidate_locked(c, s, r->blk);
@@ -384,8 +391,9 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 }
 
 /*
- * Write-through: both copies.  Over a dirty block (held BUSY by @r) the
- * home copy is FUA: should the cache copy fail, the block is dropped and
+ * Write-through: both copies.  Not over a dirty block any more (that goes
+ * home first, write_home_first()); were it (held BUSY by @r), the home copy
+ * is FUA: should the cache copy fail, the block is dropped and
  * its DIRTY record cleared, and the home copy must then already be
  * durable (else a power cut before the backing device's next FLUSH loses
  * both the old durable data and the new).
@@ -407,6 +415,91 @@ static void write_both(struct vc_req *r)
 		   r->len, vc_req_src_buf(r), vc_req_src_off(r), wt_sub_end, r);
 	vc_dev_submit(&r->io[0]);
 	vc_dev_submit(&r->io[1]);
+}
+
+/*
+ * A write that does not go to the cache (write-through after a
+ * degradation, pass-through, a denied process) over a block holding older
+ * dirty data: home first (FUA; part of a block with the rest read from the
+ * cache), then the block is dropped.  Writing both
+ * copies at once would overwrite the only copy of the acknowledged older
+ * data in place, and if both writes failed (the card and the disk failing
+ * together) it was gone.  Should the home write fail, the cache copy is
+ * untouched and still the block's newest durable data: the block stays
+ * dirty and the write fails.  @r holds the block BUSY.
+ */
+static void home_first_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+	struct vc_set *s = vc_set_of_blk(c, r->blk);
+	bool md = false;
+
+	vc_home_write_done(c, vc_key_dev(r->key));
+	if (err)
+		vc_stat_add(VC_DSTAT(c, vc_key_dev(r->key), backing_write_errors),
+			    1);
+	else
+		vc_stat_add(VC_STAT(c, backing_bytes_written), r->len);
+	vc_spin_lock(&s->lock);
+	if (err)
+		vc_block_set_word(c, s, r->blk, c->words[r->blk] & ~B_BUSY);
+	else
+		md = vc_invalidate_locked(c, s, r->blk);
+	vc_spin_unlock(&s->lock);
+	r->err_back = err;
+	ack_after_record(r, md);
+}
+
+/* Part of the block: the rest was read from the cache, the whole goes home */
+static void home_first_read_end(struct vc_dev_io *io, int err)
+{
+	struct vc_req *r = io->private;
+	struct vc_cache *c = r->c;
+
+	if (err) {
+		/* the rest of the dirty block is unreadable: lost */
+		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
+		vc_log_err("%s: cache errors on dirty block %u: its other data is lost",
+			   c->cdev->name, r->blk);
+		r->lost = 1;
+		r->olddirty = 1;
+		write_piece_home(r);
+		return;
+	}
+	vc_buf_copy(r->bounce, r->off, vc_req_src_buf(r), vc_req_src_off(r), r->len);
+	vc_note_backing_io(c);
+	vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
+		   vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
+		   c->block_size, r->bounce, 0, home_first_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+static void write_home_first(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+
+	if (r->len == c->block_size || (c->flags & VC_CFG_NODATA)) {
+		vc_note_backing_io(c);
+		vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
+			   r->sector, r->len, vc_req_src_buf(r),
+			   vc_req_src_off(r), home_first_end, r);
+		vc_dev_submit(&r->io[0]);
+		return;
+	}
+	if (!r->bounce)
+		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
+	if (!r->bounce) {
+		/* the pool's reserve: saving dirty data must not fail */
+		struct vc_pooled_buf *pb = vc_mempool_alloc(&c->blk_pool);
+
+		vc_buf_init_mem(&pb->buf, pb->data, c->block_size);
+		r->bounce = &pb->buf;
+		r->bounce_pooled = 1;
+	}
+	vc_io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, vc_blk_sector(c, r->blk),
+		   c->block_size, r->bounce, 0, home_first_read_end, r);
+	vc_dev_submit(&r->io[0]);
 }
 
 static void write_cache_wb(struct vc_req *r)
@@ -664,16 +757,19 @@ void vc_dispatch_write(struct vc_req *r)
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_lru_touch(c, s, blk);
 			vc_spin_unlock(&s->lock);
-			write_both(r);
+			if (w & B_DIRTY)
+				write_home_first(r);
+			else
+				write_both(r);
 			return;
 		}
 		/* bypassing write over a cached block */
 		vc_count_bypass(r, byp);
 		if (w & B_DIRTY) {
-			/* keep the dirty copy coherent: write both */
+			/* keep the dirty data until the new data is home */
 			vc_block_set_word(c, s, blk, w | B_BUSY);
 			vc_spin_unlock(&s->lock);
-			write_both(r);
+			write_home_first(r);
 			return;
 		}
 		md = vc_invalidate_locked(c, s, blk);

@@ -15,7 +15,7 @@
  * Reproducible: the seed is printed; --seed and --ops replay a run.
  *
  *   model [--seed N] [--ops N] [--ndev N] [--queued] [--crash] [--policy P]
- *         [--errors none|cache|backing|lossy] [--block-size B]
+ *         [--errors none|cache|backing|both|lossy] [--block-size B]
  *         [--backing-mib N] [--cache-kib N] [-v]
  */
 #include <getopt.h>
@@ -31,7 +31,7 @@ struct run {
 	u64 ops;
 	bool queued;
 	bool crash;
-	int errors;		/* 0 none, 1 cache writes, 2 backing, 3 lossy */
+	int errors;		/* 0 none, 1 cache writes, 2 backing, 3 lossy, 4 both */
 	u64 stream_next[4][H_MAX_DEV];
 	/* figures */
 	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
@@ -46,7 +46,7 @@ struct run {
 	u64 n_progress, n_interrupted;
 };
 
-enum { ERR_NONE, ERR_CACHE, ERR_BACKING, ERR_LOSSY };
+enum { ERR_NONE, ERR_CACHE, ERR_BACKING, ERR_LOSSY, ERR_BOTH };
 
 static struct harness *H;
 
@@ -704,6 +704,13 @@ static void set_errors(struct run *r, bool on)
 					    SIMDEV_OP_READ | SIMDEV_OP_WRITE,
 					    ppm, -EIO);
 		break;
+	case ERR_BOTH:
+		simdev_error_random(h->csd, SIMDEV_OP_WRITE, ppm, -EIO);
+		for (i = 0; i < h->o.ndev; i++)
+			simdev_error_random(h->dev[i].sd,
+					    SIMDEV_OP_READ | SIMDEV_OP_WRITE,
+					    ppm, -EIO);
+		break;
 	case ERR_LOSSY:
 		simdev_error_random(h->csd, SIMDEV_OP_READ | SIMDEV_OP_WRITE,
 				    ppm, -EIO);
@@ -723,7 +730,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: model [--seed N] [--ops N] [--ndev N] [--queued] [--crash]\n"
-		"             [--errors none|cache|backing|lossy] [--block-size B]\n"
+		"             [--errors none|cache|backing|both|lossy] [--block-size B]\n"
 		"             [--backing-mib N] [--cache-kib N] [--trace DEV:SECTOR]\n"
 		"             [--policy fifo|lru|s3fifo|tinylfu] [-v]\n");
 	exit(2);
@@ -788,6 +795,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "cache")) r->errors = ERR_CACHE;
 			else if (!strcmp(optarg, "backing")) r->errors = ERR_BACKING;
 			else if (!strcmp(optarg, "lossy")) r->errors = ERR_LOSSY;
+			else if (!strcmp(optarg, "both")) r->errors = ERR_BOTH;
 			else usage();
 			break;
 		default:

@@ -544,15 +544,41 @@ static void test_fallback_ack_waits_for_record(void **st)
 }
 
 /*
- * Same class on the write-through path (wt_sub_end): a write around the
- * cache (denied process) over a dirty block writes both copies; the cache
- * copy fails, the block is dropped, and the write was acknowledged before
- * the DIRTY record was cleared.
+ * A write around the cache (denied process) over a dirty block wrote both
+ * copies (wt_sub_end); since 2026-11-29 it goes home first (FUA) and the
+ * block is dropped after it (write_home_first(): the double failure of
+ * test_write_both_fails_twice_over_dirty).  No cache data write for it,
+ * the acknowledgement once the DIRTY record is cleared, and after a power
+ * cut the new data: a whole block, and part of one (its rest read from
+ * the cache and sent home with it).
  */
-static void test_write_both_ack_waits_for_record(void **st)
+static void write_around_dirty_goes_home_first(u32 flags, u32 len)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
+	struct simdev_stats a, b;
+
+	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);	/* A, dirty */
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c), VC_PID_DENY, 1), 0);
+	simdev_get_stats(h->csd, &a);
+	assert_int_equal(write_fifo(h, flags, 0, len, false), 0);
+	simdev_get_stats(h->csd, &b);
+	print_message("  %u bytes over a dirty block: %llu cache data writes, %llu record writes\n",
+		      len, (unsigned long long)(b.writes - b.meta_writes - a.writes + a.meta_writes),
+		      (unsigned long long)(b.meta_writes - a.meta_writes));
+	assert_int_equal(b.writes - b.meta_writes, a.writes - a.meta_writes);
+	assert_true(b.meta_writes > a.meta_writes);	/* the record cleared */
+	cut_reload_verify(h);
+	h_quiesce(h);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+static void test_write_around_dirty_goes_home_first(void **st)
 {
 	(void)st;
-	fua_write_over_dirty_cache_copy_fails(true);
+	write_around_dirty_goes_home_first(VC_IO_FUA, 4096);
+	write_around_dirty_goes_home_first(0, 4096);
+	write_around_dirty_goes_home_first(0, 2048);
 }
 
 /*
@@ -589,12 +615,6 @@ static void test_fallback_home_write_durable_before_record(void **st)
 {
 	(void)st;
 	plain_write_over_durable_dirty_copy_fails(false);
-}
-
-static void test_write_both_home_durable_before_record(void **st)
-{
-	(void)st;
-	plain_write_over_durable_dirty_copy_fails(true);
 }
 
 /*
@@ -868,6 +888,57 @@ static void test_lost_block_reads_fail_until_overwritten(void **st)
 	assert_true(vs.lost_reads >= 3);
 	h->failures = 0;	/* the model does not know the data was lost */
 	free_h(h);
+}
+
+/*
+ * Engine bug (61-fault-ack in the VM, 2026-11-29: card write errors and a
+ * flakey backing disk at once; five acknowledged blocks read older data or
+ * zeroes): a write that writes both copies (write-through: the cache
+ * degraded, or a denied process) over a dirty block, whose cache copy and
+ * home copy both failed, dropped the block as if it were clean.  Its older
+ * dirty data, acknowledged and only in the cache (whose copy the failed
+ * write may have torn), was gone, and reads served the backing device's
+ * older data.  Such a write now goes home first and drops the block only
+ * once the new data is there (write_home_first()): the cache copy is not
+ * touched, and when the home write fails the block keeps its acknowledged
+ * data, dirty.  (Were both copies still written and both failed, the block
+ * is now lost, reads failing, in wt_sub_end.)  @len: the failed write's
+ * length (a whole block, or part of one).
+ */
+static void write_both_fails_twice_over_dirty(u32 len)
+{
+	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
+	struct h_io *w;
+	int rule, err;
+
+	/* A: dirty in the cache, acknowledged; the disk holds zeroes */
+	assert_int_equal(h_do(h, 0, VC_OP_WRITE, 0, 0, 4096), 0);
+	assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c), VC_PID_DENY, 1), 0);
+	simdev_error_at_write(h->csd, 1, false, -EIO);		/* B's cache copy */
+	rule = simdev_error_range(h->dev[0].sd, SIMDEV_OP_WRITE, 0, 8, -EIO, -1);
+	assert_true(rule >= 0);					/* B's home copy */
+	w = h_io_new(h, 0, VC_OP_WRITE, 0, 0, len);
+	w->tolerate_err = true;
+	h_submit(h, w);
+	err = h_wait(h, w);
+	h_io_free(w);
+	simdev_error_remove(h->dev[0].sd, rule);
+	simdev_error_at_write(h->csd, 0, false, 0);
+	print_message("  write of %u bytes failing on both copies: %d\n", len, err);
+	assert_int_equal(err, -EIO);
+	/* A, checked by the model: untouched in the cache, still dirty */
+	assert_int_equal(h_do(h, 0, VC_OP_READ, 0, 0, 4096), 0);
+	cut_reload_verify(h);
+	h_quiesce(h);
+	assert_int_equal(h->failures, 0);
+	free_h(h);
+}
+
+static void test_write_both_fails_twice_over_dirty(void **st)
+{
+	(void)st;
+	write_both_fails_twice_over_dirty(4096);
+	write_both_fails_twice_over_dirty(2048);
 }
 
 /*
@@ -1462,15 +1533,15 @@ int main(void)
 		cmocka_unit_test(test_fua_bypass_over_lazily_cleaned_block),
 		cmocka_unit_test(test_md_retry_beside_inflight_write),
 		cmocka_unit_test(test_fallback_ack_waits_for_record),
-		cmocka_unit_test(test_write_both_ack_waits_for_record),
+		cmocka_unit_test(test_write_around_dirty_goes_home_first),
 		cmocka_unit_test(test_fallback_home_write_durable_before_record),
-		cmocka_unit_test(test_write_both_home_durable_before_record),
 		cmocka_unit_test(test_failed_record_clear_never_acks_over_stale),
 		cmocka_unit_test(test_set_mode_keeps_degradation_while_records_fail),
 		cmocka_unit_test(test_clean_shutdown_flushes_backing),
 		cmocka_unit_test(test_enomem_does_not_degrade),
 		cmocka_unit_test(test_cache_flush_error_with_pending_clean_record),
 		cmocka_unit_test(test_lost_block_reads_fail_until_overwritten),
+		cmocka_unit_test(test_write_both_fails_twice_over_dirty),
 		cmocka_unit_test(test_lost_marker_superseded_then_cut),
 		cmocka_unit_test(test_backing_that_ignores_flush),
 		cmocka_unit_test(test_cleaner_probes_overrun),

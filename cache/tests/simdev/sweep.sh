@@ -7,11 +7,12 @@
 #   sweep.sh MODEL FIRST_SEED SEEDS OPS [ERRORS]
 # ERRORS: "sparse" (the default: lossy errors one seed in eight), or one of
 # the model's modes for every seed: none, cache (cache write errors),
-# backing (backing device errors), lossy (cache data lost).
+# backing (backing device errors), both (cache write and backing errors
+# at once), lossy (cache data lost).
 model=$1 first=$2 n=$3 ops=$4 errors=${5:-sparse}
 case $errors in
-sparse|none|cache|backing|lossy) ;;
-*) echo "sweep.sh: unknown errors mode '$errors' (sparse, none, cache, backing, lossy)" >&2
+sparse|none|cache|backing|lossy|both) ;;
+*) echo "sweep.sh: unknown errors mode '$errors' (sparse, none, cache, backing, both, lossy)" >&2
    exit 2 ;;
 esac
 pass=0 fail=0 start=$(date +%s)
