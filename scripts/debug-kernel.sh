@@ -40,6 +40,10 @@
 # -j2, VM tests running beside it): about 19 minutes (FIRST_BUILD); 33 min
 # of CPU, 89 min of wall time on a fresh machine whose VM tests and model
 # runs kept both cores busy beside it (2026-11-27).
+# Nice 19 does not make it free for a TCG guest beside it: on 2026-11-29
+# torture-powercut's replayed states took 20-26 s with the build beside
+# them and 12-16 s without (about 40 % of the guest's speed); before a
+# campaign or a benchmark, build first.
 # A second run with the tree built returns at once.
 FIRST_BUILD="19 min (18 min 53 s build + ~30 s unpack and config, measured 2026-11-26 with VM tests beside it)"
 set -eu
