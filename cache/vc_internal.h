@@ -529,6 +529,8 @@ struct vc_req {
 				 * bounce holds the whole block to write */
 	u8 olddirty;		/* wb_fallback: the block held older dirty
 				 * data (lost if the write home fails) */
+	u8 home_first;		/* write_home_first: the cache copy is
+				 * intact (kept if the write home fails) */
 	u8 superseded;		/* fill: a whole-block write took the block */
 	u8 waited;		/* write: counted in write_waits */
 	struct vc_req *fill_next;	/* fill: on its set's fills (set lock) */

@@ -164,7 +164,13 @@ static void write_piece_home(struct vc_req *r)
 	vc_dev_submit(&r->io[0]);
 }
 
-/* The rest of the dirty block was read back: send the whole block home. */
+static void home_first_end(struct vc_dev_io *io, int err);
+
+/*
+ * The rest of the dirty block was read back: send the whole block home,
+ * to the end of a fallback (the cache copy failed) or of a write going
+ * home first (write_home_first(): the cache copy intact).
+ */
 static void rmw_read_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
@@ -183,7 +189,31 @@ static void rmw_read_end(struct vc_dev_io *io, int err)
 	/* FUA: the block's dirty record is cleared right after */
 	vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
 		   vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
-		   c->block_size, r->bounce, 0, wb_fallback_end, r);
+		   c->block_size, r->bounce, 0,
+		   r->home_first ? home_first_end : wb_fallback_end, r);
+	vc_dev_submit(&r->io[0]);
+}
+
+/*
+ * Read the rest of @r's dirty block (r->olddirty) from the cache, then send
+ * the whole block home with the write's piece in it (rmw_read_end()).
+ */
+static void read_rest_send_home(struct vc_req *r)
+{
+	struct vc_cache *c = r->c;
+
+	if (!(c->flags & VC_CFG_NODATA) && !r->bounce)
+		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
+	if (!(c->flags & VC_CFG_NODATA) && !r->bounce) {
+		/* the pool's reserve: saving dirty data must not fail */
+		struct vc_pooled_buf *pb = vc_mempool_alloc(&c->blk_pool);
+
+		vc_buf_init_mem(&pb->buf, pb->data, c->block_size);
+		r->bounce = &pb->buf;
+		r->bounce_pooled = 1;
+	}
+	vc_io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, vc_blk_sector(c, r->blk),
+		   c->block_size, r->bounce, 0, rmw_read_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 
@@ -214,19 +244,7 @@ static void wb_fallback(struct vc_req *r)
 		write_piece_home(r);
 		return;
 	}
-	if (!(c->flags & VC_CFG_NODATA) && !r->bounce)
-		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
-	if (!(c->flags & VC_CFG_NODATA) && !r->bounce) {
-		/* the pool's reserve: saving dirty data must not fail */
-		struct vc_pooled_buf *pb = vc_mempool_alloc(&c->blk_pool);
-
-		vc_buf_init_mem(&pb->buf, pb->data, c->block_size);
-		r->bounce = &pb->buf;
-		r->bounce_pooled = 1;
-	}
-	vc_io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, vc_blk_sector(c, r->blk),
-		   c->block_size, r->bounce, 0, rmw_read_end, r);
-	vc_dev_submit(&r->io[0]);
+	read_rest_send_home(r);
 }
 
 /* The cleaner's write home of @r's block ended: fall back now. */
@@ -331,7 +349,7 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	struct vc_req *r = io->private;
 	struct vc_cache *c = r->c;
 	struct vc_set *s;
-	bool md = false, lost = false;
+	bool md;
 	u64 w;
 
 	if (io == &r->io[0])
@@ -354,64 +372,38 @@ static void wt_sub_end(struct vc_dev_io *io, int err)
 	s = vc_set_of_blk(c, r->blk);
 	vc_spin_lock(&s->lock);
 	w = c->words[r->blk];
-	if (r->err_cache && !r->err_back && (w & B_DIRTY) &&
-	    r->len != c->block_size) {
-		/* save the rest of the dirty block before dropping it */
-		vc_spin_unlock(&s->lock);
-		wb_fallback(r);
-		return;
-	}
-	if (r->err_cache || (r->err_back && !(w & B_DIRTY))) {
-		/*
-		 * Cache copy unusable, or it disagrees with the backing dev.
-		 * Older dirty data in it is lost if the write did not replace
-		 * all of it at home: a partial write, or a home write that
-		 * failed too (reads must then fail, never return the backing
-		 * device's older data).
-		 */
-		lost = r->err_cache && (w & B_DIRTY) &&
-		       (r->len != c->block_size || r->err_back);
-		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
-		md = lost ? vc_lose_locked(c, s, r->blk) :
-			    vc_invalidate_locked(c, s, r->blk);
+	vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
+	if (r->err_cache || r->err_back) {
+		/* cache copy unusable, or it disagrees with the backing dev */
+		md = vc_invalidate_locked(c, s, r->blk);
 	} else {
-		if (w & B_DIRTY)
-			w |= B_REDIRTY;
-		vc_block_set_word(c, s, r->blk, w & ~B_BUSY);
 		/*
 		 * Written back, its clean record not yet durable: until it
 		 * is, a power cut lets the stale DIRTY record serve the
 		 * block's old cache copy (a failed cache FLUSH would not say
 		 * so).  Acknowledge once the clean record is durable.
 		 */
-		md = (w & (B_DIRTY | B_FLASHDIRTY)) == B_FLASHDIRTY;
+		md = w & B_FLASHDIRTY;
 	}
 	vc_spin_unlock(&s->lock);
 	ack_after_record(r, md);
 }
 
 /*
- * Write-through: both copies.  Not over a dirty block any more (that goes
- * home first, write_home_first()); were it (held BUSY by @r), the home copy
- * is FUA: should the cache copy fail, the block is dropped and
- * its DIRTY record cleared, and the home copy must then already be
- * durable (else a power cut before the backing device's next FLUSH loses
- * both the old durable data and the new).
+ * Write-through: both copies, of a block that holds no dirty data (@r holds
+ * it BUSY; over dirty data a write goes home first, write_home_first()).
  */
 static void write_both(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
 	u32 fl = r->fua ? VC_DEV_FUA : 0;
-	u32 fl_home = fl;
 
-	if (vc_word(c, r->blk) & B_DIRTY)
-		fl_home |= VC_DEV_FUA;
 	vc_atomic_set(&r->pending, 2);
 	vc_note_backing_io(c);
 	vc_io_init(&r->io[0], c->cdev, VC_DEV_WRITE, fl,
 		   vc_blk_sector(c, r->blk) + (r->off >> VC_SECTOR_SHIFT),
 		   r->len, vc_req_src_buf(r), vc_req_src_off(r), wt_sub_end, r);
-	vc_io_init(&r->io[1], vc_req_bdev(r), VC_DEV_WRITE, fl_home, r->sector,
+	vc_io_init(&r->io[1], vc_req_bdev(r), VC_DEV_WRITE, fl, r->sector,
 		   r->len, vc_req_src_buf(r), vc_req_src_off(r), wt_sub_end, r);
 	vc_dev_submit(&r->io[0]);
 	vc_dev_submit(&r->io[1]);
@@ -451,54 +443,20 @@ static void home_first_end(struct vc_dev_io *io, int err)
 	ack_after_record(r, md);
 }
 
-/* Part of the block: the rest was read from the cache, the whole goes home */
-static void home_first_read_end(struct vc_dev_io *io, int err)
-{
-	struct vc_req *r = io->private;
-	struct vc_cache *c = r->c;
-
-	if (err) {
-		/* the rest of the dirty block is unreadable: lost */
-		vc_stat_add(VC_STAT(c, cache_read_errors), 1);
-		vc_log_err("%s: cache errors on dirty block %u: its other data is lost",
-			   c->cdev->name, r->blk);
-		r->lost = 1;
-		r->olddirty = 1;
-		write_piece_home(r);
-		return;
-	}
-	vc_buf_copy(r->bounce, r->off, vc_req_src_buf(r), vc_req_src_off(r), r->len);
-	vc_note_backing_io(c);
-	vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
-		   vc_key_lba(r->key) << (c->block_shift - VC_SECTOR_SHIFT),
-		   c->block_size, r->bounce, 0, home_first_end, r);
-	vc_dev_submit(&r->io[0]);
-}
-
 static void write_home_first(struct vc_req *r)
 {
 	struct vc_cache *c = r->c;
 
-	if (r->len == c->block_size || (c->flags & VC_CFG_NODATA)) {
-		vc_note_backing_io(c);
-		vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
-			   r->sector, r->len, vc_req_src_buf(r),
-			   vc_req_src_off(r), home_first_end, r);
-		vc_dev_submit(&r->io[0]);
+	if (r->len != c->block_size) {
+		r->home_first = 1;
+		r->olddirty = 1;
+		read_rest_send_home(r);
 		return;
 	}
-	if (!r->bounce)
-		r->bounce = vc_buf_alloc(c->block_size, VC_GFP_NOIO);
-	if (!r->bounce) {
-		/* the pool's reserve: saving dirty data must not fail */
-		struct vc_pooled_buf *pb = vc_mempool_alloc(&c->blk_pool);
-
-		vc_buf_init_mem(&pb->buf, pb->data, c->block_size);
-		r->bounce = &pb->buf;
-		r->bounce_pooled = 1;
-	}
-	vc_io_init(&r->io[0], c->cdev, VC_DEV_READ, 0, vc_blk_sector(c, r->blk),
-		   c->block_size, r->bounce, 0, home_first_read_end, r);
+	vc_note_backing_io(c);
+	vc_io_init(&r->io[0], vc_req_bdev(r), VC_DEV_WRITE, VC_DEV_FUA,
+		   r->sector, r->len, vc_req_src_buf(r), vc_req_src_off(r),
+		   home_first_end, r);
 	vc_dev_submit(&r->io[0]);
 }
 

@@ -507,18 +507,15 @@ static void test_md_retry_beside_inflight_write(void **st)
  */
 /*
  * A dirty block (A); a FUA write (C) over it whose cache copy fails: it
- * must not be acknowledged before the DIRTY record of A is cleared.  With
- * @around, C comes from a denied process (written to both devices).
+ * must not be acknowledged before the DIRTY record of A is cleared.
  */
-static void fua_write_over_dirty_cache_copy_fails(bool around)
+static void test_fallback_ack_waits_for_record(void **st)
 {
 	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
 	struct h_io *w;
 
+	(void)st;
 	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);	/* A, dirty */
-	if (around)
-		assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c),
-						VC_PID_DENY, 1), 0);
 	simdev_error_at_write(h->csd, 1, false, -EIO);	/* C's cache copy */
 	w = h_io_new(h, 0, VC_OP_WRITE, VC_IO_FUA, 0, 4096);
 	h_submit(h, w);
@@ -535,12 +532,6 @@ static void fua_write_over_dirty_cache_copy_fails(bool around)
 	h_io_free(w);
 	assert_int_equal(h->failures, 0);
 	free_h(h);
-}
-
-static void test_fallback_ack_waits_for_record(void **st)
-{
-	(void)st;
-	fua_write_over_dirty_cache_copy_fails(false);
 }
 
 /*
@@ -590,18 +581,14 @@ static void test_write_around_dirty_goes_home_first(void **st)
  * record gone) nor the new data (volatile on the backing device) survives
  * a power cut: the block read the backing device's older data.  The home
  * write must be durable before the record of older dirty data goes.
- * @around: the write comes from a denied process (both copies written,
- * wt_sub_end), else it is a write-back write (wb_fallback).
  */
-static void plain_write_over_durable_dirty_copy_fails(bool around)
+static void test_fallback_home_write_durable_before_record(void **st)
 {
 	struct harness *h = new_h(SIMDEV_COMPLETE_QUEUED, VC_MODE_WB);
 
+	(void)st;
 	/* A: dirty in the cache, durable (FUA: record and data) */
 	assert_int_equal(write_fifo(h, VC_IO_FUA, 0, 4096, false), 0);
-	if (around)
-		assert_int_equal(vc_pidlist_add(vc_cache_pidlist(h->c),
-						VC_PID_DENY, 1), 0);
 	simdev_error_at_write(h->csd, 1, false, -EIO);	/* C's cache copy */
 	/* C: acknowledged, not durable; A must survive until C is */
 	assert_int_equal(write_fifo(h, 0, 0, 4096, false), 0);
@@ -609,12 +596,6 @@ static void plain_write_over_durable_dirty_copy_fails(bool around)
 	h_quiesce(h);
 	assert_int_equal(h->failures, 0);
 	free_h(h);
-}
-
-static void test_fallback_home_write_durable_before_record(void **st)
-{
-	(void)st;
-	plain_write_over_durable_dirty_copy_fails(false);
 }
 
 /*
@@ -901,14 +882,12 @@ static void test_lost_block_reads_fail_until_overwritten(void **st)
  * older data.  Such a write now goes home first and drops the block only
  * once the new data is there (write_home_first()): the cache copy is not
  * touched, and when the home write fails the block keeps its acknowledged
- * data, dirty.  (Were both copies still written and both failed, the block
- * is now lost, reads failing, in wt_sub_end.)  @len: the failed write's
- * length (a whole block, or part of one).
+ * data, dirty.  @len: the failed write's length (a whole block, or part of
+ * one).
  */
 static void write_both_fails_twice_over_dirty(u32 len)
 {
 	struct harness *h = new_h(SIMDEV_COMPLETE_INLINE, VC_MODE_WB);
-	struct h_io *w;
 	int rule, err;
 
 	/* A: dirty in the cache, acknowledged; the disk holds zeroes */
@@ -917,11 +896,7 @@ static void write_both_fails_twice_over_dirty(u32 len)
 	simdev_error_at_write(h->csd, 1, false, -EIO);		/* B's cache copy */
 	rule = simdev_error_range(h->dev[0].sd, SIMDEV_OP_WRITE, 0, 8, -EIO, -1);
 	assert_true(rule >= 0);					/* B's home copy */
-	w = h_io_new(h, 0, VC_OP_WRITE, 0, 0, len);
-	w->tolerate_err = true;
-	h_submit(h, w);
-	err = h_wait(h, w);
-	h_io_free(w);
+	err = write_fifo(h, 0, 0, len, true);
 	simdev_error_remove(h->dev[0].sd, rule);
 	simdev_error_at_write(h->csd, 0, false, 0);
 	print_message("  write of %u bytes failing on both copies: %d\n", len, err);
