@@ -144,6 +144,12 @@ CONFIG_DM_DUST=y
 CONFIG_DM_LOG_WRITES=y
 CONFIG_BCACHE=m
 CONFIG_CONFIGFS_FS=y
+# what the tests use of the stock kernel: cgroup writeback (50-config's
+# cgroup-deny of buffered writes needs MEMCG with BLK_CGROUP) and
+# /proc/sys/kernel/ns_last_pid (its recycled-PID check)
+CONFIG_MEMCG=y
+CONFIG_CGROUP_WRITEBACK=y
+CONFIG_CHECKPOINT_RESTORE=y
 CONFIG_AIO=y
 CONFIG_IO_URING=y
 CONFIG_EXT4_FS=y
