@@ -6,6 +6,8 @@
 # the host to scan.  Everything the command prints goes to stdout; the kernel
 # console goes to the host's console.log.
 RUN=$1
+# for the host's boot watchdog (tests/vm/run --boot-silence): we got here
+: >"$RUN/init-started"
 # shellcheck source=/dev/null
 . "$RUN/guest.env" || exit 125
 export PATH="$VC_TOP/tests/vm/guest/bin:$VC_TOP/build/vm-tools:$PATH"

@@ -62,6 +62,19 @@ e=$(sed -n 's/.* in \([0-9]*\) s, status.*/\1/p' "$err")
 rm -f "$err"
 [ -n "$e" ] && [ "$e" -lt 100 ] && t_ok "timeout took ${e}s" || t_fail "timeout took ${e}s"
 
+# A guest kernel hung at boot (its console silent, guest/init.sh never
+# run) is killed after --boot-silence, not at --timeout: here QEMU starts
+# with its CPUs stopped (-S), as the debug kernel's hangs under TCG left
+# them halted.
+err=$(mktemp)
+"$RUN" --cards 0 --hdd-model none -q --expect-fail --timeout 300 \
+	--boot-silence 10 --qemu-opts=-S -- true 2>"$err"
+vm_status "guest hung at boot: killed, status 122" 122 $?
+e=$(sed -n 's/.* in \([0-9]*\) s, status.*/\1/p' "$err")
+grep -q 'hung at boot' "$err" && [ -n "$e" ] && [ "$e" -lt 60 ] &&
+	t_ok "... says so, after ${e}s" || t_fail "... says so, after ${e}s: $(tail -3 "$err")"
+rm -f "$err"
+
 # One boot: the HDD attached and throttled, env, helpers; power cut and
 # unplug plumbing with stand-in cards (no driver involved).
 D="$TOP/build/vm/selftest-pc-$$"
