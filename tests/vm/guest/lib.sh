@@ -45,6 +45,23 @@ vc_wait_cards() {
 # memory), so a block driver unloaded right after its last put_disk()
 # faults in it.  Unbinding is the card's removal, the same teardown of its
 # caches as the module's exit.
+# wait_nonempty SECONDS FILE...: each FILE is there and not empty within
+# SECONDS of the wait for it.  A power-cut test's writer acknowledges its
+# first fsync'd file in under a second to over 20 s under TCG (7.2 and the
+# debug kernel the slowest): what the test needs is acknowledged files to
+# check after the cut, not a speed.
+wait_nonempty() {
+	local i f s=$1
+	shift
+	for f in "$@"; do
+		for i in $(seq $((s * 5))); do
+			[ -s "$f" ] && break
+			sleep 0.2
+		done
+		[ -s "$f" ] || return 1
+	done
+}
+
 vc_rmmod() {
 	local p i
 	grep -q '^vcache ' /proc/modules || return 0
