@@ -36,15 +36,6 @@ vc_wait_cards() {
 	[ "$n" -ge "${VC_WAIT_DISKS:-1}" ]
 }
 
-# vc_rmmod [TRIES]: unload vcache, trying TRIES times (default 20) 0.5 s
-# apart (udev's probe of a disk that just changed may hold it a moment);
-# fails if it is still loaded.  On the debug kernel (VC_KOBJ_DELAY=1,
-# tests/vm/run: CONFIG_DEBUG_KOBJECT_RELEASE) the cards are unbound first
-# and their delayed releases given 5 s: every kobject's release comes 1-4
-# s late there, and 6.1's disk_release() reads the gendisk's fops (module
-# memory), so a block driver unloaded right after its last put_disk()
-# faults in it.  Unbinding is the card's removal, the same teardown of its
-# caches as the module's exit.
 # wait_nonempty SECONDS FILE...: each FILE is there and not empty within
 # SECONDS of the wait for it.  A power-cut test's writer acknowledges its
 # first fsync'd file in under a second to over 20 s under TCG (7.2 and the
@@ -62,6 +53,15 @@ wait_nonempty() {
 	done
 }
 
+# vc_rmmod [TRIES]: unload vcache, trying TRIES times (default 20) 0.5 s
+# apart (udev's probe of a disk that just changed may hold it a moment);
+# fails if it is still loaded.  On the debug kernel (VC_KOBJ_DELAY=1,
+# tests/vm/run: CONFIG_DEBUG_KOBJECT_RELEASE) the cards are unbound first
+# and their delayed releases given 5 s: every kobject's release comes 1-4
+# s late there, and 6.1's disk_release() reads the gendisk's fops (module
+# memory), so a block driver unloaded right after its last put_disk()
+# faults in it.  Unbinding is the card's removal, the same teardown of its
+# caches as the module's exit.
 vc_rmmod() {
 	local p i
 	grep -q '^vcache ' /proc/modules || return 0
