@@ -81,7 +81,7 @@ export VC_MIN_MEMORY=${VC_MIN_MEMORY:-2G}
 # boot_cpu_data's capabilities makes pgtable_l5_enabled() false for a
 # moment, KASAN's shadow range shrinks to 47 bits, and its check of any
 # direct-map address (0xff11...) reports a "wild-memory-access" and panics
-# (tests/vm/boot-probe: 5 of 130 boots with LA57, 0 of 50 without;
+# (tests/vm/boot-probe: 5 of 150 boots with LA57, 0 of 50 without;
 # docs/debug-kernel-findings.md).  A 6.1 race before any module loads, not
 # ours; without LA57 the shadow range does not change.
 export VC_APPEND="${VC_APPEND:+$VC_APPEND }no5lvl"
