@@ -108,9 +108,9 @@ for s in "$@"; do
 	esac
 	echo "=== $s on $REL${VC_FAULTS:+ (faults: $VC_FAULTS)}"
 	t0=$(date +%s)
-	# A boot that hangs before the guest's init (tests/vm/run, status
-	# 122: QEMU/TCG with the debug kernel: 3 of 5 boots on 2026-11-29)
-	# is no result: the suite runs again, 3 times at most.
+	# A run whose every boot hung before the guest's init (tests/vm/run,
+	# status 122, after its own --boot-retries) is no result: the suite
+	# runs again, 3 times at most.
 	hangs=0
 	rm -f "${log%.log}"-boot-hang*.log
 	while :; do
