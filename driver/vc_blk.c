@@ -11,11 +11,13 @@
 
 #include "compat.h"
 #include "vcache_pci.h"
+#include "vc_disk.h"
 
 static int vcd_major;
 
 static const struct block_device_operations vcd_bdev_ops = {
 	.owner = THIS_MODULE,
+	.free_disk = vcd_free_disk,
 };
 
 static const char *vcd_opname(u8 opcode)
@@ -527,6 +529,7 @@ int vcd_blk_add_disk(struct vcd_dev *dev)
 	ret = device_add_disk(&dev->pdev->dev, dev->disk, NULL);
 	if (ret)
 		return ret;
+	vcd_disk_added(dev->disk);
 	dev->disk_added = true;
 	return 0;
 }

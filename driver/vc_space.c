@@ -20,6 +20,7 @@
 #include "compat.h"
 #include "vc_format.h"
 #include "vcache_pci.h"
+#include "vc_disk.h"
 #include "vcache_stack.h"
 
 static_assert(sizeof(struct vc_space_hdr) == VC_SPACE_BLOCK);
@@ -413,6 +414,7 @@ static bool valid_region_name(const char *name)
 
 static const struct block_device_operations vcd_region_ops = {
 	/* no owner: the region's user stops before the module unloads */
+	.free_disk = vcd_free_disk,
 };
 
 /*
@@ -469,6 +471,7 @@ static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
 		kfree(r);
 		return ret;
 	}
+	vcd_disk_added(disk);
 	kref_get(&dev->card.ref);
 	*out = r;
 	return 0;

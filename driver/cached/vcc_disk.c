@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 
+#include "vc_disk.h"
 #include "vcc.h"
 
 #define VCC_MINORS	16	/* per disk: room for partitions */
@@ -198,6 +199,7 @@ static const struct block_device_operations vcc_fops = {
 	.owner = THIS_MODULE,
 	.open = vcd_bdev_open,
 	.submit_bio = vcc_submit_bio,
+	.free_disk = vcd_free_disk,
 };
 
 static void vcc_active_release(struct percpu_ref *ref)
@@ -271,6 +273,7 @@ int vcc_dev_start(struct vcc_dev *d)
 	err = add_disk(disk);
 	if (err)
 		goto out_put;
+	vcd_disk_added(disk);
 	err = vcc_sysfs_add(d);
 	if (err) {
 		del_gendisk(disk);
