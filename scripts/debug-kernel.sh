@@ -142,6 +142,8 @@ CONFIG_DM_FLAKEY=y
 CONFIG_DM_ZERO=y
 CONFIG_DM_DUST=y
 CONFIG_DM_LOG_WRITES=y
+# torture-powercut's replay: a writable snapshot of each replayed state
+CONFIG_DM_SNAPSHOT=y
 CONFIG_BCACHE=m
 CONFIG_CONFIGFS_FS=y
 # what the tests use of the stock kernel: cgroup writeback (50-config's
