@@ -11,7 +11,7 @@
 
 #include "compat.h"
 #include "vcache_pci.h"
-#include "vc_disk.h"
+#include "vc_release.h"
 
 static int vcd_major;
 
@@ -529,7 +529,7 @@ int vcd_blk_add_disk(struct vcd_dev *dev)
 	ret = device_add_disk(&dev->pdev->dev, dev->disk, NULL);
 	if (ret)
 		return ret;
-	vcd_disk_added(dev->disk);
+	vcd_release_hold();	/* its release calls vcd_free_disk() */
 	dev->disk_added = true;
 	return 0;
 }

@@ -18,7 +18,7 @@
 #include <linux/module.h>
 
 #include "vcache_pci.h"
-#include "vc_disk.h"
+#include "vc_release.h"
 #include "vc_engine.h"
 #include "cached/vcc.h"
 #include "netlink/vc_nl.h"
@@ -40,8 +40,8 @@ static void vcd_exit_from(int n)
 {
 	while (--n >= 0)
 		vcd_subsystems[n].exit();
-	/* our disks' releases read our fops: none may come after unload */
-	vcd_wait_disks_released();
+	/* releases of our disks and kobjects: none may come after unload */
+	vcd_wait_releases();
 }
 
 static int __init vcd_init(void)

@@ -20,7 +20,7 @@
 #include "compat.h"
 #include "vc_format.h"
 #include "vcache_pci.h"
-#include "vc_disk.h"
+#include "vc_release.h"
 #include "vcache_stack.h"
 
 static_assert(sizeof(struct vc_space_hdr) == VC_SPACE_BLOCK);
@@ -471,7 +471,7 @@ static int region_disk_new(struct vcd_dev *dev, const char *name, u64 start,
 		kfree(r);
 		return ret;
 	}
-	vcd_disk_added(disk);
+	vcd_release_hold();	/* its release calls vcd_free_disk() */
 	kref_get(&dev->card.ref);
 	*out = r;
 	return 0;

@@ -12,7 +12,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 
-#include "vc_disk.h"
+#include "vc_release.h"
 #include "vcc.h"
 
 #define VCC_MINORS	16	/* per disk: room for partitions */
@@ -273,7 +273,7 @@ int vcc_dev_start(struct vcc_dev *d)
 	err = add_disk(disk);
 	if (err)
 		goto out_put;
-	vcd_disk_added(disk);
+	vcd_release_hold();	/* its release calls vcd_free_disk() */
 	err = vcc_sysfs_add(d);
 	if (err) {
 		del_gendisk(disk);

@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "vc_release.h"
 #include "vcc.h"
 
 static struct proc_dir_entry *vcc_proc_dir;
@@ -550,6 +551,7 @@ static const struct attribute_group *vcc_groups[] = {
 static void vcc_kobj_release(struct kobject *k)
 {
 	kfree(container_of(k, struct vcc_kobj, kobj));
+	vcd_release_done();
 }
 
 static const struct kobj_type vcc_ktype = {
@@ -612,6 +614,7 @@ int vcc_sysfs_add(struct vcc_dev *d)
 	if (!ko)
 		return -ENOMEM;
 	ko->d = d;
+	vcd_release_hold();	/* done by vcc_kobj_release(), even on error */
 	err = kobject_init_and_add(&ko->kobj, &vcc_ktype,
 				   &disk_to_dev(d->disk)->kobj, "vcache");
 	if (err) {
