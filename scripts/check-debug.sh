@@ -111,15 +111,18 @@ for s in "$@"; do
 	# A run whose every boot hung before the guest's init (tests/vm/run,
 	# status 122, after its own --boot-retries) is no result: the suite
 	# runs again, 3 times at most.
-	hangs=0
+	hangs=0 reruns=0
 	rm -f "${log%.log}"-boot-hang*.log
 	while :; do
 		"${cmd[@]}" 2>&1 | tee "$log"
+		# hung boots tests/vm/run booted again itself (--boot-retries)
+		hangs=$((hangs + $(grep -c '^vm: boot [0-9]* hung: .*booting again' "$log")))
 		grep -q '^vm: the guest kernel hung at boot' "$log" || break
-		cp "$log" "${log%.log}-boot-hang$((hangs + 1)).log"
+		reruns=$((reruns + 1))
 		hangs=$((hangs + 1))
-		[ $hangs -lt 3 ] || break
-		echo "=== $s: the guest kernel hung at boot ($hangs); running it again"
+		cp "$log" "${log%.log}-boot-hang$reruns.log"
+		[ $reruns -lt 3 ] || break
+		echo "=== $s: the guest kernel hung at boot ($reruns); running it again"
 	done
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
 	p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line")
@@ -143,9 +146,6 @@ for s in "$@"; do
 	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
-	# boots tests/vm/run booted again, in every attempt's log
-	hangs=$((hangs + $(cat "$log" "${log%.log}"-boot-hang*.log 2>/dev/null |
-		grep -c '^vm: boot [0-9]* hung: .*booting again')))
 	[ $hangs = 0 ] || kinds="${kinds:+$kinds, }boot hangs x$hangs"
 	rows+=("$(printf '%-20s %4d %4d %5d %5d %6ds  %s' "$s" "$p" "$f" "$logfails" "$timeouts" \
 		$(($(date +%s) - t0)) "${kinds:--}")")
