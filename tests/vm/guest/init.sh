@@ -146,8 +146,7 @@ if [ "$loaded" = 1 ] && [ "$VC_UNLOAD" = 1 ] && grep -q '^vcache ' /proc/modules
 		grep -q '^vcache .* 0 ' /proc/modules && break
 		sleep 0.2
 	done
-	# one try: a module still busy now is a failure (on the debug
-	# kernel the cards go first, vc_rmmod)
+	# one try: a module still busy now is a failure
 	if ! vc_rmmod 1; then
 		say "rmmod vcache failed"
 		touch "$RUN/unload-failed"

@@ -55,22 +55,12 @@ wait_nonempty() {
 
 # vc_rmmod [TRIES]: unload vcache, trying TRIES times (default 20) 0.5 s
 # apart (udev's probe of a disk that just changed may hold it a moment);
-# fails if it is still loaded.  On the debug kernel (VC_KOBJ_DELAY=1,
-# tests/vm/run: CONFIG_DEBUG_KOBJECT_RELEASE) the cards are unbound first
-# and their delayed releases given 5 s: every kobject's release comes 1-4
-# s late there, and 6.1's disk_release() reads the gendisk's fops (module
-# memory), so a block driver unloaded right after its last put_disk()
-# faults in it.  Unbinding is the card's removal, the same teardown of its
-# caches as the module's exit.
+# fails if it is still loaded.  On the debug kernel every kobject's release
+# comes 1-4 s late (DEBUG_KOBJECT_RELEASE): the module's exit itself waits
+# for its disks' and kobjects' releases (driver/vc_release.c).
 vc_rmmod() {
-	local p i
+	local i
 	grep -q '^vcache ' /proc/modules || return 0
-	if [ "${VC_KOBJ_DELAY:-0}" = 1 ]; then
-		for p in /sys/bus/pci/drivers/vcache/0000:*; do
-			[ -e "$p" ] && echo "${p##*/}" > /sys/bus/pci/drivers/vcache/unbind
-		done
-		sleep 5
-	fi
 	for i in $(seq "${1:-20}"); do
 		[ "$i" = 1 ] || sleep 0.5
 		rmmod vcache 2>/dev/null && return 0
