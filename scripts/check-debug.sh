@@ -25,9 +25,10 @@
 #
 # --faults (make check-debug FAULTS=1): the same suites with fault
 # injection around each test's command (VC_FAULTS, guest/init.sh):
-# failslab on the command's own processes (netlink admin, the submit path
-# in process context) and fail_make_request on the cards and the HDD (the
-# cache's own I/O below it).  Default
+# failslab on the processes that drive the module's submit path (fio, dd,
+# vc-torture: $VC_FAULT_COMMS, not the shell around them) and
+# fail_make_request on the cards and the HDD (the cache's own I/O below
+# it).  Default
 #   VC_FAULTS="failslab=1,1,-1 fail_make_request=1,10,-1"
 # (percent, interval, times).  Tests' own checks are expected to fail then
 # (ENOMEM, EIO); what must hold is a clean kernel log (no oops, no KASAN,

@@ -91,11 +91,18 @@ export VC_CARD_DISKS
 # $VC_FAULTS (make check-debug FAULTS=1; the debug kernel's fault
 # injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
 # for NAME failslab or fail_make_request.  failslab fails slab allocations
-# (sleeping ones too) made in CMD's processes only (task-filter, CMD runs
-# with make-it-fail); fail_make_request fails bios submitted to the cards
-# and the HDD (their make-it-fail), i.e. the cache's own I/O below it.
-# verbose=1: one line per injected failure, no stack.  The probabilities
-# are set (vc_faults on) last; off again before rmmod.
+# (sleeping ones too) made by the processes that drive the module's paths
+# (task-filter): the I/O programs named in $VC_FAULT_COMMS, marked
+# (make-it-fail) by faults_marker once they run, and vc-torture, which
+# marks itself.  Not the test's shell and tools: their forks and execs
+# would fail first (marking the whole command made its own exec fail with
+# ENOMEM, and the shell segfault, before any test ran), and 6.1 has no
+# stack-trace filter on x86_64 to keep the failures to the module's code.
+# fail_make_request fails bios submitted to the cards and the HDD (their
+# make-it-fail), i.e. the cache's own I/O below it.  verbose=1: one line
+# per injected failure, no stack.  The probabilities are set (vc_faults
+# on) last; off again before rmmod.
+VC_FAULT_COMMS=${VC_FAULT_COMMS:-fio dd vc-torture}
 faults_set() {
 	local spec name vals prob interval times d
 	for spec in $VC_FAULTS; do
@@ -116,6 +123,20 @@ faults_set() {
 	done
 	vc_faults on
 }
+# Marks the running processes named in $VC_FAULT_COMMS, every 0.2 s: a
+# name in /proc/PID/comm is the program's own once its exec is done.
+faults_marker() {
+	local p c
+	while :; do
+		for p in /proc/[0-9]*; do
+			read -r c < "$p/comm" 2>/dev/null || continue
+			case " $VC_FAULT_COMMS " in
+			*" $c "*) echo 1 > "$p/make-it-fail" 2>/dev/null ;;
+			esac
+		done
+		sleep 0.2
+	done
+}
 faults_off() {
 	local spec d
 	vc_faults 0
@@ -129,8 +150,12 @@ mapfile -d '' -t cmd < "$RUN/cmd"
 cd "$VC_CWD" 2>/dev/null || cd /
 if [ -n "${VC_FAULTS:-}" ]; then
 	faults_set
-	( echo 1 > /proc/self/make-it-fail 2>/dev/null; exec "${cmd[@]}" )
+	faults_marker &
+	marker=$!
+	"${cmd[@]}"
 	rc=$?
+	kill $marker 2>/dev/null
+	wait $marker 2>/dev/null
 	faults_off
 else
 	"${cmd[@]}"
