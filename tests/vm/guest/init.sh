@@ -92,7 +92,8 @@ export VC_CARD_DISKS
 # injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
 # for NAME failslab or fail_make_request.  failslab fails slab allocations
 # (sleeping ones too) made by the processes that drive the module's paths
-# (task-filter): the I/O programs named in $VC_FAULT_COMMS, marked
+# (task-filter): the programs named in $VC_FAULT_COMMS (the I/O
+# programs, and the netlink fuzzers for the admin path), marked
 # (make-it-fail) by faults_marker once they run, and vc-torture, which
 # marks itself.  Not the test's shell and tools: their forks and execs
 # would fail first (marking the whole command made its own exec fail with
@@ -102,7 +103,7 @@ export VC_CARD_DISKS
 # make-it-fail), i.e. the cache's own I/O below it.  verbose=1: one line
 # per injected failure, no stack.  The probabilities are set (vc_faults
 # on) last; off again before rmmod.
-VC_FAULT_COMMS=${VC_FAULT_COMMS:-fio dd vc-torture}
+VC_FAULT_COMMS=${VC_FAULT_COMMS:-fio dd vc-torture vc-nlfuzz vc-nl}
 faults_set() {
 	local spec name vals prob interval times d
 	for spec in $VC_FAULTS; do
