@@ -149,6 +149,10 @@ for s in "$@"; do
 	pass=$((pass + p))
 	fail=$((fail + f))
 	[ $hangs = 0 ] || kinds="${kinds:+$kinds, }boot hangs x$hangs"
+	# the failures the guest injected, by kind (guest/init.sh faults_off)
+	inj=$(grep -oE 'fault injection: [a-z_]+: [0-9]+ failures injected' "$log" |
+		awk '{n[$3] += $4} END {for (k in n) {printf "%s%s %d", sep, k, n[k]; sep = " "}}')
+	[ -z "$inj" ] || kinds="${kinds:+$kinds, }injected: $inj"
 	rows+=("$(printf '%-20s %4d %4d %5d %5d %6ds  %s' "$s" "$p" "$f" "$logfails" "$timeouts" \
 		$(($(date +%s) - t0)) "${kinds:--}")")
 done

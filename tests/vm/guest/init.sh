@@ -101,8 +101,12 @@ export VC_CARD_DISKS
 # stack-trace filter on x86_64 to keep the failures to the module's code.
 # fail_make_request fails bios submitted to the cards and the HDD (their
 # make-it-fail), i.e. the cache's own I/O below it.  verbose=1: one line
-# per injected failure, no stack.  The probabilities are set (vc_faults
-# on) last; off again before rmmod.
+# per injected failure, no stack (rate-limited: not a count).  TIMES -1
+# (no limit) is set as $FI_UNLIMITED, so that what is left of it after the
+# command counts the failures injected (printed, and kept as NAME.injected
+# in the run directory).  The probabilities are set (vc_faults on) last;
+# off again before rmmod.
+FI_UNLIMITED=1000000000
 VC_FAULT_COMMS=${VC_FAULT_COMMS:-fio dd vc-torture vc-nlfuzz vc-nl}
 faults_set() {
 	local spec name vals prob interval times d
@@ -112,8 +116,10 @@ faults_set() {
 		IFS=, read -r prob interval times <<<"$vals"
 		d=/sys/kernel/debug/$name
 		[ -d "$d" ] || { say "fault injection: no $d (not the debug kernel?)"; continue; }
+		[ "${times:--1}" = -1 ] && times=$FI_UNLIMITED
 		echo "${interval:-1}" > "$d/interval"
-		echo "${times:--1}" > "$d/times"
+		echo "$times" > "$d/times"
+		echo "$times" > "$RUN/$name.times-set"
 		echo 0 > "$d/space"
 		echo 1 > "$d/verbose"
 		if [ "$name" = failslab ]; then
@@ -139,11 +145,17 @@ faults_marker() {
 	done
 }
 faults_off() {
-	local spec d
+	local spec name d set left
 	vc_faults 0
 	for spec in $VC_FAULTS; do
-		d=/sys/kernel/debug/${spec%%=*}
-		[ -d "$d" ] && cat "$d/times" > "$RUN/${spec%%=*}.times-left"
+		name=${spec%%=*}
+		d=/sys/kernel/debug/$name
+		[ -d "$d" ] && [ -f "$RUN/$name.times-set" ] || continue
+		read -r set < "$RUN/$name.times-set"
+		read -r left < "$d/times"
+		echo "$left" > "$RUN/$name.times-left"
+		echo $((set - left)) > "$RUN/$name.injected"
+		say "fault injection: $name: $((set - left)) failures injected"
 	done
 }
 
