@@ -33,8 +33,10 @@
 #   VC_FAULTS="failslab=1,1,-1 fail_make_request=1,10,-1"
 # (percent, interval, times).  Tests' own checks are expected to fail then
 # (ENOMEM, EIO); what must hold is a clean kernel log (no oops, no KASAN,
-# no lockdep, no leak) and no hang: the summary counts runs with a kernel
-# log problem (status 123) or a timeout (124) as failures.  Except the
+# no lockdep, no leak), no hang, and the suite running to its end: the
+# summary counts runs with a kernel log problem (status 123) or a timeout
+# (124) as failures, and a run with fewer than 9 in 10 of the checks of
+# the suite's last run without faults (it stopped).  Except the
 # members whose checks are written to hold under the faults ($STRICT:
 # 61-fault-ack, no acknowledged write lost): their failed checks count.
 #
@@ -144,6 +146,16 @@ for s in "$@"; do
 			sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{n += $1} END {print n + 0}')
 		p=$((p + f))
 		f=$((logfails + timeouts + strict))
+		# A suite that stopped running (the driver suite's guest lost
+		# every exec to a fault outside the module) is no pass either:
+		# fewer than 9 in 10 of the checks its run without faults had
+		# (build/debug/NAME.log) counts as a failure.
+		ran=$p clean=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$s.log" 2>/dev/null |
+			tail -n1 | awk '{print $1 + $3}')
+		if [ -n "$clean" ] && [ $((ran * 10)) -lt $((clean * 9)) ]; then
+			f=$((f + 1))
+			kinds="${kinds:+$kinds, }stopped: $ran of $clean checks ran"
+		fi
 		p=$((p - f < 0 ? 0 : p - f))
 	fi
 	pass=$((pass + p))
