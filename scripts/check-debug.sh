@@ -25,8 +25,8 @@
 #
 # --faults (make check-debug FAULTS=1): the same suites with fault
 # injection around each test's command (VC_FAULTS, guest/init.sh):
-# failslab on the processes that drive the module's submit path (fio, dd,
-# vc-torture) and its netlink admin path (the fuzzers vc-nlfuzz and vc-nl):
+# failslab on the processes that drive the module's submit path
+# (vc-torture) and its netlink admin path (the fuzzers vc-nlfuzz and vc-nl):
 # $VC_FAULT_COMMS, not the shell around them; and
 # fail_make_request on the cards and the HDD (the cache's own I/O below
 # it).  Default
