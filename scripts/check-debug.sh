@@ -25,10 +25,9 @@
 #
 # --faults (make check-debug FAULTS=1): the same suites with fault
 # injection around each test's command (VC_FAULTS, guest/init.sh):
-# failslab on the processes that drive the module's submit path
-# (vc-torture) and its netlink admin path (the fuzzers vc-nlfuzz and vc-nl):
-# $VC_FAULT_COMMS, not the shell around them; and
-# fail_make_request on the cards and the HDD (the cache's own I/O below
+# failslab on the test programs that mark themselves (vc-torture's writer:
+# the submit path; vc-nlfuzz's root run: the netlink admin path), not the
+# shell around them; and fail_make_request on the cards and the HDD (the cache's own I/O below
 # it).  Default
 #   VC_FAULTS="failslab=1,1,-1 fail_make_request=1,10,-1"
 # (percent, interval, times).  Tests' own checks are expected to fail then

@@ -91,25 +91,23 @@ export VC_CARD_DISKS
 # $VC_FAULTS (make check-debug FAULTS=1; the debug kernel's fault
 # injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
 # for NAME failslab or fail_make_request.  failslab fails slab allocations
-# (sleeping ones too) made by the processes that drive the module's paths
-# (task-filter): the programs named in $VC_FAULT_COMMS (vc-torture for
-# the submit path, which also marks itself, and the netlink fuzzers for
-# the admin path), marked (make-it-fail) by faults_marker once they run.
-# Not fio or dd: a marked fio's slab failure outside the module (its files
-# on the guest's 9p root) left every exec in the guest failing with
-# EINVAL (docs/debug-kernel-findings.md, 9).  Not the test's shell and tools: their forks and execs
-# would fail first (marking the whole command made its own exec fail with
-# ENOMEM, and the shell segfault, before any test ran), and 6.1 has no
-# stack-trace filter on x86_64 to keep the failures to the module's code.
-# fail_make_request fails bios submitted to the cards and the HDD (their
-# make-it-fail), i.e. the cache's own I/O below it.  verbose=1: one line
-# per injected failure, no stack (rate-limited: not a count).  TIMES -1
-# (no limit) is set as $FI_UNLIMITED, so that what is left of it after the
-# command counts the failures injected (printed, and kept as NAME.injected
-# in the run directory).  The probabilities are set (vc_faults on) last;
-# off again before rmmod.
+# (sleeping ones too) made by the test programs that mark themselves for
+# its task filter once they are set up (vc-make-it-fail.h: vc-torture's
+# writer, vc-nlfuzz's root run), so that their own calls into the module
+# meet the failures.  Not the test's shell and tools: marking the whole
+# command made its own exec fail with ENOMEM and the shell segfault before
+# any test ran, and a marked fio's failure outside the module (its files
+# on the guest's 9p root) left every exec in the guest failing with EINVAL
+# (docs/debug-kernel-findings.md, 8 and 9); 6.1 has no stack-trace filter
+# on x86_64 to keep the failures to the module's code.  fail_make_request
+# fails bios submitted to the cards and the HDD (their make-it-fail), i.e.
+# the cache's own I/O below it.  verbose=1: one line per injected failure,
+# no stack (rate-limited: not a count).  TIMES -1 (no limit) is set as
+# $FI_UNLIMITED, so that what is left of it after the command counts the
+# failures injected (printed, and kept as NAME.injected in the run
+# directory).  The probabilities are set (vc_faults on) last; off again
+# before rmmod.
 FI_UNLIMITED=1000000000
-VC_FAULT_COMMS=${VC_FAULT_COMMS:-vc-torture vc-nlfuzz vc-nl}
 faults_set() {
 	local spec name vals prob interval times d
 	for spec in $VC_FAULTS; do
@@ -132,20 +130,6 @@ faults_set() {
 	done
 	vc_faults on
 }
-# Marks the running processes named in $VC_FAULT_COMMS, every 0.2 s: a
-# name in /proc/PID/comm is the program's own once its exec is done.
-faults_marker() {
-	local p c
-	while :; do
-		for p in /proc/[0-9]*; do
-			read -r c < "$p/comm" 2>/dev/null || continue
-			case " $VC_FAULT_COMMS " in
-			*" $c "*) echo 1 > "$p/make-it-fail" 2>/dev/null ;;
-			esac
-		done
-		sleep 0.2
-	done
-}
 faults_off() {
 	local spec name d set left
 	vc_faults 0
@@ -165,12 +149,8 @@ mapfile -d '' -t cmd < "$RUN/cmd"
 cd "$VC_CWD" 2>/dev/null || cd /
 if [ -n "${VC_FAULTS:-}" ]; then
 	faults_set
-	faults_marker &
-	marker=$!
 	"${cmd[@]}"
 	rc=$?
-	kill $marker 2>/dev/null
-	wait $marker 2>/dev/null
 	faults_off
 else
 	"${cmd[@]}"

@@ -45,6 +45,8 @@
 #include <unistd.h>
 #include <vcache/vcache_nl.h>
 
+#include "vc-make-it-fail.h"
+
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
 #endif
@@ -502,6 +504,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vc-nlfuzz: no vcache family\n");
 		return 2;
 	}
+	/* the root run's requests meet failslab (an unprivileged one's
+	 * /proc/self is root's after setuid) */
+	if (uid < 0)
+		vc_make_it_fail("vc-nlfuzz");
 	for (i = 0; i < n; i++) {
 		static struct buf b;
 		struct nlmsghdr *h;

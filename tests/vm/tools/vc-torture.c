@@ -59,6 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vc-make-it-fail.h"
+
 #define BS 4096
 #define MAGIC 0x42544356u	/* "VCTB" */
 
@@ -174,21 +176,6 @@ static int append_num(int fd, uint64_t n, int tries)
 	return 0;
 }
 
-/* Let failslab's task filter pick this process (tests/vm/guest/init.sh). */
-static void make_it_fail(void)
-{
-	const char *f = getenv("VC_FAULTS");
-	int fd;
-
-	if (!f || !*f)
-		return;
-	fd = open("/proc/self/make-it-fail", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1)
-		perror("vc-torture write: /proc/self/make-it-fail");
-	if (fd >= 0)
-		close(fd);
-}
-
 static int cmd_write(int argc, char **argv, const char *errfile)
 {
 	const char *dev = argv[0], *ackfile = argv[4];
@@ -213,7 +200,7 @@ static int cmd_write(int argc, char **argv, const char *errfile)
 	if (posix_memalign((void **)&buf, BS, 16 * BS))
 		return 2;
 	if (efd >= 0)
-		make_it_fail();
+		vc_make_it_fail("vc-torture write");
 	until_sync = 1 + mix(rnd++) % 32;
 	while (now() < end) {
 		uint64_t s, l, i;
