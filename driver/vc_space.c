@@ -909,7 +909,7 @@ static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
 
 		if (!valid_region_name(e->name))
 			continue;
-		for (k = 0; e->name[k] && isgraph(e->name[k]); k++)
+		for (k = 0; isascii(e->name[k]) && isgraph(e->name[k]); k++)
 			;
 		if (e->name[k])
 			continue;	/* garbage, not a name */

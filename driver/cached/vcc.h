@@ -124,6 +124,8 @@ extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 int vcc_init(void);
 void vcc_exit(void);
 struct vcc_cache *vcc_find(const char *name);
+/* Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -. */
+bool vcc_valid_name(const char *s);
 /* Iterate the caches (vcc_lock held). */
 struct vcc_cache *vcc_first(void);
 struct vcc_cache *vcc_next(struct vcc_cache *c);

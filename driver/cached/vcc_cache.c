@@ -120,7 +120,10 @@ const char *vcc_bstate_name(enum vcache_backing_state s)
 	return (unsigned int)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
-/* Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -. */
+/*
+ * Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -.
+ * ASCII only: the kernel's ctype is Latin-1 (isalnum(0xff) is true).
+ */
 bool vcc_valid_name(const char *s)
 {
 	size_t i, n = strnlen(s, VCACHE_NAME_MAX);
@@ -128,7 +131,8 @@ bool vcc_valid_name(const char *s)
 	if (!n || n >= VCACHE_NAME_MAX || s[0] == '.' || s[0] == '-')
 		return false;
 	for (i = 0; i < n; i++)
-		if (!isalnum(s[i]) && !strchr("_.-", s[i]))
+		if (!isascii(s[i]) ||
+		    (!isalnum(s[i]) && !strchr("_.-", s[i])))
 			return false;
 	return true;
 }
@@ -141,7 +145,7 @@ static bool vcc_valid_ident(const char *s)
 	if (!n || n >= VCACHE_IDENT_MAX)
 		return false;
 	for (i = 0; i < n; i++)
-		if (!isgraph(s[i]))
+		if (!isascii(s[i]) || !isgraph(s[i]))
 			return false;
 	return true;
 }
@@ -879,7 +883,8 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 		devname = name;
 	}
 	if (!vcc_valid_name(devname)) {
-		vcc_ext_err(ext, "bad cached device name %s", devname);
+		vcc_ext_err(ext, "bad cached device name: 1-%d of A-Z a-z 0-9 _ . - (not starting with . or -)",
+			    VCACHE_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	if (vcc_find_devname(devname)) {

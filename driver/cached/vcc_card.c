@@ -395,8 +395,8 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 	int err;
 
 	if (!vcc_valid_name(ri->name) || vcc_find(ri->name)) {
-		pr_err("card region '%.*s': bad or duplicate cache name, not loaded\n",
-		       VCD_REGION_NAME_MAX - 1, ri->name);
+		pr_err("card region '%*pE': bad or duplicate cache name, not loaded\n",
+		       (int)strnlen(ri->name, VCD_REGION_NAME_MAX), ri->name);
 		return;
 	}
 	c = vcc_alloc(ri->name);
@@ -640,8 +640,10 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	if (!name[0])	/* made by an older module: named after its device */
 		snprintf(name, sizeof(name), "cache-%.25s", c->flash_name);
 	if (!vcc_valid_name(name) || vcc_find(name)) {
-		vcc_ext_err(ext, "%s holds a cache named '%s': %s", c->flash_name,
-			    name, vcc_valid_name(name) ?
+		/* the name is the flash's: escaped, not echoed raw */
+		vcc_ext_err(ext, "%s holds a cache named '%*pE': %s",
+			    c->flash_name, (int)strnlen(name, sizeof(name)), name,
+			    vcc_valid_name(name) ?
 			    "a cache of that name is loaded already" :
 			    "not a valid cache name");
 		err = vcc_valid_name(name) ? -EEXIST : -EINVAL;

@@ -21,7 +21,6 @@ int vcc_flash_forget(struct vcc_cache *c);
 bool vcd_card_is_disk(dev_t devt);
 
 /* vcc_cache.c, for restore */
-bool vcc_valid_name(const char *s);
 struct vcc_cache *vcc_alloc(const char *name);
 void vcc_free(struct vcc_cache *c);
 void vcc_publish(struct vcc_cache *c);

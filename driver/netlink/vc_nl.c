@@ -94,18 +94,29 @@ static struct nlattr *vcnl_need(struct genl_info *info, int type,
 	return NULL;
 }
 
-/* The cache named in @info (vcc_lock held), or NULL with an extack. */
+/*
+ * The cache named in @info (vcc_lock held), or NULL with an extack.  A name
+ * no cache can have is not echoed: the message is printable text, never a
+ * request's own bytes.
+ */
 struct vcc_cache *vcnl_cache(struct genl_info *info)
 {
 	struct nlattr *a = vcnl_need(info, VCACHE_A_NAME, "cache name");
+	const char *name;
 	struct vcc_cache *c;
 
 	if (!a)
 		return NULL;
-	c = vcc_find(nla_data(a));
+	name = nla_data(a);
+	if (!vcc_valid_name(name)) {
+		vcc_ext_err(info->extack, "not a cache name: 1-%d of A-Z a-z 0-9 _ . - (see vcache-config list)",
+			    VCACHE_NAME_MAX - 1);
+		return NULL;
+	}
+	c = vcc_find(name);
 	if (!c)
 		vcc_ext_err(info->extack, "no cache named %s (see vcache-config list)",
-			    (char *)nla_data(a));
+			    name);
 	return c;
 }
 

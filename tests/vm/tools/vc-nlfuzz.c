@@ -28,6 +28,11 @@
  * event for anyone, each is a violation.  The counts of backing nests
  * seen say the check had something to look at; root's replies carry
  * identities, which shows the walk finds them.
+ *
+ * Every error's extended-ack message (NLMSGERR_ATTR_MSG) must be one line
+ * of printable ASCII, NUL-terminated: the tools print it to a terminal,
+ * and a request's own bytes (a name of random bytes) must not come back
+ * in it raw.  Each other message is a violation.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +54,15 @@
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
+#endif
+#ifndef NLM_F_ACK_TLVS
+#define NLM_F_ACK_TLVS 0x200
+#endif
+#ifndef NLM_F_CAPPED
+#define NLM_F_CAPPED 0x100
+#endif
+#ifndef NLMSGERR_ATTR_MSG
+#define NLMSGERR_ATTR_MSG 1
 #endif
 
 static uint64_t rs;
@@ -347,6 +361,49 @@ static void walk_reply(const struct nlmsghdr *h, bool event)
 }
 
 /* Wait for the answer to @want: 1 with *err set, 0 if none came. */
+static uint64_t ack_msgs, bad_msgs;
+
+/*
+ * The extended-ack message of error @h, if any: one NUL-terminated line of
+ * printable ASCII, or a violation (the first few printed as hex).
+ */
+static void check_ack_msg(const struct nlmsghdr *h)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(h);
+	size_t off, end = h->nlmsg_len;
+
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS) || end < NLMSG_HDRLEN + sizeof(*e))
+		return;
+	off = NLMSG_HDRLEN + sizeof(*e);
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += NLMSG_ALIGN(e->msg.nlmsg_len) - sizeof(e->msg);
+	while (off + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const void *)((const char *)h + off);
+		const unsigned char *m = (const unsigned char *)a + NLA_HDRLEN;
+		size_t l, i;
+
+		if (a->nla_len < NLA_HDRLEN || off + a->nla_len > end)
+			return;
+		if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
+			l = a->nla_len - NLA_HDRLEN;
+			ack_msgs++;
+			for (i = 0; i < l && m[i]; i++)
+				if (m[i] < 0x20 || m[i] > 0x7e)
+					break;
+			if (i == l || m[i]) {
+				if (++bad_msgs <= 5) {
+					printf("# error %d's message is not printable text:",
+					       e->error);
+					for (i = 0; i < l && i < 64; i++)
+						printf(" %02x", m[i]);
+					printf("\n");
+				}
+			}
+		}
+		off += NLA_ALIGN(a->nla_len);
+	}
+}
+
 static int wait_reply(uint32_t want, int *err, int timeout_ms, int *ndata)
 {
 	static unsigned char rb[1 << 17];
@@ -376,6 +433,7 @@ static int wait_reply(uint32_t want, int *err, int timeout_ms, int *ndata)
 				walk_reply(h, false);
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				*err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+				check_ack_msg(h);
 				return 1;
 			}
 			if (h->nlmsg_type == NLMSG_DONE) {
@@ -693,6 +751,11 @@ sent:
 		printf("# %" PRIu64 " backing identities in events\n", ev_ident);
 		bad++;
 	}
+	if (bad_msgs) {
+		printf("# %" PRIu64 " of %" PRIu64 " error messages are not printable text\n",
+		       bad_msgs, ack_msgs);
+		bad++;
+	}
 	printf("NLREAD groups=%d backing_in_replies=%" PRIu64 " ident_in_replies=%" PRIu64
 	       " events=%" PRIu64 " backing_in_events=%" PRIu64 " ident_in_events=%" PRIu64 " uid=%d\n",
 	       groups_joined, rep_backing, rep_ident, ev_msgs, ev_backing, ev_ident, uid);
@@ -706,7 +769,8 @@ sent:
 			printf(" %" PRIu64 "=%" PRIu64, i, per_cmd_ok[i]);
 	printf("\n");
 	printf("NLFUZZ sent=%" PRIu64 " replies=%" PRIu64 " ok=%" PRIu64 " errno=%" PRIu64
-	       " eperm=%" PRIu64 " silent=%" PRIu64 " wellformed_unprivileged=%" PRIu64 " violations=%" PRIu64 " uid=%d\n",
-	       sent, replies, oks, errs, eperm, silent, nclean, bad, uid);
+	       " eperm=%" PRIu64 " silent=%" PRIu64 " wellformed_unprivileged=%" PRIu64
+	       " messages=%" PRIu64 " violations=%" PRIu64 " uid=%d\n",
+	       sent, replies, oks, errs, eperm, silent, nclean, ack_msgs, bad, uid);
 	return bad ? 1 : 0;
 }
