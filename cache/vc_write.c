@@ -138,8 +138,12 @@ static void wb_fallback_end(struct vc_dev_io *io, int err)
 	 * (lost), or if the write home that carried it failed: reads must
 	 * fail from now on, never return the backing device's older data.
 	 */
-	if (err && r->olddirty)
+	if (err && r->olddirty && !r->lost) {
+		/* never silent: the write failed, and took older data with it */
+		vc_log_err("%s: dirty block %u: its cache write and its write home both failed: its older data is lost",
+			   c->cdev->name, r->blk);
 		r->lost = 1;
+	}
 	vc_spin_lock(&s->lock);
 	md = r->lost ? vc_lose_locked(c, s, r->blk) :
 		       vc_invalidate_locked(c, s, r->blk);

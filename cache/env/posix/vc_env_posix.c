@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <errno.h>
 
@@ -20,10 +21,25 @@
 
 /* ---------------------------------------------------------------- log */
 static int log_level = 1;
+static unsigned long log_errors;
+static char last_error[256];
+static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void vc_posix_set_log_level(int level)
 {
 	log_level = level;
+}
+
+unsigned long vc_posix_log_errors(void)
+{
+	return __atomic_load_n(&log_errors, __ATOMIC_RELAXED);
+}
+
+void vc_posix_last_error(char *buf, size_t size)
+{
+	pthread_mutex_lock(&last_error_lock);
+	snprintf(buf, size, "%s", last_error);
+	pthread_mutex_unlock(&last_error_lock);
 }
 
 int vc_snprintf(char *buf, size_t size, const char *fmt, ...)
@@ -50,6 +66,12 @@ void vc_log_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	__atomic_add_fetch(&log_errors, 1, __ATOMIC_RELAXED);
+	va_start(ap, fmt);
+	pthread_mutex_lock(&last_error_lock);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	pthread_mutex_unlock(&last_error_lock);
+	va_end(ap);
 	va_start(ap, fmt);
 	vlog(1, "error: ", fmt, ap);
 	va_end(ap);

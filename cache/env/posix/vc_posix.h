@@ -58,6 +58,10 @@ void vc_posix_fail_io_allocs(unsigned long n);
 
 /* 0 = silent, 1 = errors, 2 = +warnings, 3 = +info (default 1). */
 void vc_posix_set_log_level(int level);
+/* How many errors were logged (vc_log_err), whatever the level. */
+unsigned long vc_posix_log_errors(void);
+/* The last error logged ("" if none). */
+void vc_posix_last_error(char *buf, size_t size);
 
 /* Wrap caller memory (not freed by vc_buf_free()). */
 struct vc_buf *vc_buf_wrap(void *data, u32 len);

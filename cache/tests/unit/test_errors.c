@@ -234,6 +234,56 @@ static void test_writeback_read_error_lost(void **st)
 }
 
 /*
+ * A full-block write over a dirty block whose cache copy and write home
+ * both fail (debug-kernel-findings 10: the card's write errors while the
+ * disk was flakey): the host write fails, not acknowledged, and the
+ * block's older dirty data (on the flash, under a write that failed) is
+ * lost: reads fail rather than serve the backing device's older data, the
+ * loss is counted and logged, and a later whole-block write supersedes it.
+ */
+static void test_double_fault_over_dirty(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct t_inj fc = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj fb = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct tenv t;
+	struct vc_stats s;
+	unsigned long logged;
+	char msg[256];
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
+	assert_int_equal(t_write_pat(&t, 9, 1, 3, 0), 0);	/* dirty too */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, t_inject, &fc);
+	vc_memdev_set_fail(t.bm, t_inject, &fb);
+	logged = vc_posix_log_errors();
+	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* not acked */
+	s = t_stats(&t);
+	assert_int_equal(s.cache_write_errors, 1);
+	assert_int_equal(s.lost_blocks, 1);
+	/* never silent: the loss itself is logged */
+	assert_true(vc_posix_log_errors() > logged);
+	vc_posix_last_error(msg, sizeof(msg));
+	assert_non_null(strstr(msg, "lost"));
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	t_run();
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);	/* not the disk's */
+	assert_int_equal(t_check_pat(&t, 9, 1, 3), 0);	/* untouched */
+	/* it stays lost across a reload (its record) */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), -EIO);
+	assert_int_equal(t_check_pat(&t, 9, 1, 3), 0);
+	/* the application writes the block again: readable */
+	assert_int_equal(t_write_pat(&t, 4, 1, 7, 0), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 7), 0);
+	t_teardown(&t);
+}
+
+/*
  * The flash dies (every I/O fails): a dirty block read fails and becomes
  * a lost marker whose record may still say dirty.  A write of the whole
  * block must not drop the marker before that record is cleared: the
@@ -275,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cache_read_error_clean),
 		cmocka_unit_test(test_cache_read_error_dirty),
+		cmocka_unit_test(test_double_fault_over_dirty),
 		cmocka_unit_test(test_cache_write_errors_degrade),
 		cmocka_unit_test(test_metadata_write_error),
 		cmocka_unit_test(test_backing_errors_propagate),

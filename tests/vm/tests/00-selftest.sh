@@ -37,6 +37,31 @@ for b in range(1024):
 	printf 'X' | dd of="$img.2" bs=1 seek=$((b * 4096 + 2000)) conv=notrunc status=none
 	$T verify "$img.2" 1024 5 "$a" >/dev/null
 	vm_status "... a torn block" 1 $?
+	# a failed write (ERRFILE) after a block's last acknowledged one
+	# leaves it unspecified: zeroes there are counted apart, not bad;
+	# the same failed write does not excuse another block, nor a torn one
+	read -r g fb < <(for g in $(seq $((a + 1)) $((a + 3000))); do
+		read -r st _ < <($T plan 5 1024 "$g")
+		python3 -c "
+import struct, sys
+d = open(sys.argv[1], 'rb').read(); b = int(sys.argv[2])
+m, _, _, _, gen = struct.unpack_from('<IIQQQ', d, b * 4096)
+sys.exit(0 if m == 0x42544356 and 0 < gen <= int(sys.argv[3]) else 1)" "$img" "$st" "$a" &&
+			{ echo "$g $st"; break; }
+	done)
+	echo "$g" > "$img.err"
+	cp "$img" "$img.2"
+	dd if=/dev/zero of="$img.2" bs=4096 seek="$fb" count=1 conv=notrunc status=none
+	out=$($T verify "$img.2" 1024 5 "$a" "$img.err")
+	vm_status "... zeroes at block $fb under a failed write (gen $g): unspecified, not bad" 0 $?
+	echo "$out" | grep -q "unspecified_older=1 " && t_ok "... counted: 1 unspecified" ||
+		t_fail "... counted: 1 unspecified: $(echo "$out" | tail -1)"
+	$T verify "$img.2" 1024 5 "$a" >/dev/null
+	vm_status "... without that failed write: bad" 1 $?
+	cp "$img" "$img.2"
+	printf 'X' | dd of="$img.2" bs=1 seek=$((fb * 4096 + 2000)) conv=notrunc status=none
+	$T verify "$img.2" 1024 5 "$a" "$img.err" >/dev/null
+	vm_status "... a torn block under a failed write: still bad" 1 $?
 	# an older generation of the block: the state before the last
 	# acknowledged writes, with every later acknowledgement kept
 	head -c 4M /dev/zero > "$img.2"
@@ -44,7 +69,7 @@ for b in range(1024):
 	a2=$($T lastack "$img.ack2")
 	[ "$a2" -lt "$a" ] && $T verify "$img.2" 1024 5 "$a" >/dev/null
 	vm_status "... older generations than acknowledged (gen $a2 < $a)" 1 $?
-	rm -f "$img" "$img.2" "$img.ack" "$img.ack2"
+	rm -f "$img" "$img.2" "$img.ack" "$img.ack2" "$img.err"
 else
 	t_fail "tests/vm/tools build"
 fi
