@@ -30,7 +30,9 @@
 # shell around them; and fail_make_request on the cards and the HDD (the cache's own I/O below
 # it).  Default
 #   VC_FAULTS="failslab=1,1,-1 fail_make_request=1,10,-1"
-# (percent, interval, times).  Tests' own checks are expected to fail then
+# (percent, interval, times).  failslab=P,I,T,CACHES fails only the slab
+# caches named (e.g. vcc_io, the cached device's per-I/O cache behind its
+# mempool), in every task, instead of the marked programs.  Tests' own checks are expected to fail then
 # (ENOMEM, EIO); what must hold is a clean kernel log (no oops, no KASAN,
 # no lockdep, no leak), no hang, and the suite running to its end: the
 # summary counts runs with a kernel log problem (status 123) or a timeout

@@ -107,13 +107,39 @@ export VC_CARD_DISKS
 # failures injected (printed, and kept as NAME.injected in the run
 # directory).  The probabilities are set (vc_faults on) last; off again
 # before rmmod.
+#
+# failslab=PROB,INTERVAL,TIMES,CACHES (CACHES: slab cache names or globs,
+# ':'-separated, e.g. vcc_io): failslab's cache filter instead of its task
+# filter, i.e. only those caches fail, in every task (the module's
+# kworkers and interrupt-driven paths too), nothing else in the guest.  A
+# module's cache is created at insmod: a marker marks each one
+# (/sys/kernel/slab/NAME/failslab) as it appears, again after every
+# reload, until the command ends (slub_debug keeps the caches unmerged;
+# a merged one refuses the mark).
 FI_UNLIMITED=1000000000
+slab_marker() {	# slab_marker CACHE...: mark each as it appears
+	local c f v fd
+	exec {fd}<> <(:)
+	while :; do
+		for c in "$@"; do
+			for f in /sys/kernel/slab/$c/failslab; do
+				[ -e "$f" ] || continue
+				read -r v < "$f" || continue
+				[ "$v" = 0 ] || continue
+				if echo 1 2>/dev/null > "$f"; then
+					say "fault injection: failslab marks slab cache ${f%/failslab}"
+				fi
+			done
+		done
+		read -r -t 0.2 -u "$fd" _	# a sleep without a fork
+	done
+}
 faults_set() {
-	local spec name vals prob interval times d
+	local spec name vals prob interval times caches d
 	for spec in $VC_FAULTS; do
 		name=${spec%%=*}
 		vals=${spec#*=}
-		IFS=, read -r prob interval times <<<"$vals"
+		IFS=, read -r prob interval times caches <<<"$vals"
 		d=/sys/kernel/debug/$name
 		[ -d "$d" ] || { say "fault injection: no $d (not the debug kernel?)"; continue; }
 		[ "${times:--1}" = -1 ] && times=$FI_UNLIMITED
@@ -122,17 +148,26 @@ faults_set() {
 		echo "$times" > "$RUN/$name.times-set"
 		echo 0 > "$d/space"
 		echo 1 > "$d/verbose"
-		if [ "$name" = failslab ]; then
+		if [ "$name" = failslab ] && [ -n "$caches" ]; then
+			echo N > "$d/ignore-gfp-wait"
+			echo N > "$d/task-filter"
+			echo Y > "$d/cache-filter"
+			# shellcheck disable=SC2086
+			slab_marker ${caches//:/ } &
+			SLAB_MARKER=$!
+		elif [ "$name" = failslab ]; then
 			echo N > "$d/ignore-gfp-wait"
 			echo Y > "$d/task-filter"
+			echo N > "$d/cache-filter"
 		fi
-		say "fault injection: $name probability ${prob:-1}% interval ${interval:-1} times ${times:--1}"
+		say "fault injection: $name probability ${prob:-1}% interval ${interval:-1} times ${times:--1}${caches:+ slab caches $caches}"
 	done
 	vc_faults on
 }
 faults_off() {
 	local spec name d set left
 	vc_faults 0
+	[ -z "${SLAB_MARKER:-}" ] || { kill "$SLAB_MARKER"; wait "$SLAB_MARKER"; } 2>/dev/null
 	for spec in $VC_FAULTS; do
 		name=${spec%%=*}
 		d=/sys/kernel/debug/$name
