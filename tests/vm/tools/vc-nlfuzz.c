@@ -445,9 +445,18 @@ static int wait_reply(uint32_t want, int *err, int timeout_ms, int *ndata)
 	}
 }
 
+/*
+ * The family handles a request in the sender's context, inside send():
+ * under FAULTS the root run is marked for failslab there only.
+ */
 static int send_msg(const void *p, size_t n)
 {
-	return send(sk, p, n, 0) == (ssize_t)n ? 0 : -errno;
+	ssize_t r;
+
+	vc_make_it_fail(1);
+	r = send(sk, p, n, 0);
+	vc_make_it_fail(0);
+	return r == (ssize_t)n ? 0 : -errno;
 }
 
 /* a GETFAMILY request for "vcache": answers with the family id */
@@ -565,7 +574,7 @@ int main(int argc, char **argv)
 	/* the root run's requests meet failslab (an unprivileged one's
 	 * /proc/self is root's after setuid) */
 	if (uid < 0)
-		vc_make_it_fail("vc-nlfuzz");
+		vc_make_it_fail_init("vc-nlfuzz");
 	for (i = 0; i < n; i++) {
 		static struct buf b;
 		struct nlmsghdr *h;

@@ -207,11 +207,12 @@ static int cmd_write(int argc, char **argv, const char *errfile)
 	if (posix_memalign((void **)&buf, BS, 16 * BS))
 		return 2;
 	if (efd >= 0)
-		vc_make_it_fail("vc-torture write");
+		vc_make_it_fail_init("vc-torture write");
 	until_sync = 1 + mix(rnd++) % 32;
 	while (now() < end) {
 		uint64_t s, l, i;
-		int dsync;
+		int dsync, rc = 0;
+		ssize_t n;
 
 		g++;
 		plan(seed, g, nblk, &s, &l);
@@ -219,7 +220,10 @@ static int cmd_write(int argc, char **argv, const char *errfile)
 			fill(buf + i * BS, seed, s + i, g);
 		dsync = --until_sync == 0 && mix(rnd++) % 4 == 0;
 		errno = EIO;	/* a short write */
-		if (pwrite(dsync ? dfd : fd, buf, l * BS, s * BS) != (ssize_t)(l * BS)) {
+		vc_make_it_fail(1);
+		n = pwrite(dsync ? dfd : fd, buf, l * BS, s * BS);
+		vc_make_it_fail(0);
+		if (n != (ssize_t)(l * BS)) {
 			if (efd < 0) {
 				fprintf(stderr, "vc-torture write: gen %" PRIu64 " at block %"
 					PRIu64 ": %s\n", g, s, strerror(errno));
@@ -240,7 +244,12 @@ static int cmd_write(int argc, char **argv, const char *errfile)
 		nw++;
 		if (until_sync > 0)
 			continue;
-		if (!dsync && ((mix(rnd++) & 1) ? fsync(fd) : fdatasync(fd))) {
+		if (!dsync) {
+			vc_make_it_fail(1);
+			rc = (mix(rnd++) & 1) ? fsync(fd) : fdatasync(fd);
+			vc_make_it_fail(0);
+		}
+		if (!dsync && rc) {
 			if (efd < 0) {
 				perror("vc-torture write: fsync");
 				return 1;
