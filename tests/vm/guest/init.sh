@@ -92,9 +92,10 @@ export VC_CARD_DISKS
 # injection, Documentation/fault-injection): words NAME=PROB,INTERVAL,TIMES
 # for NAME failslab or fail_make_request.  failslab fails slab allocations
 # (sleeping ones too) made by the test programs that mark themselves for
-# its task filter once they are set up (vc-make-it-fail.h: vc-torture's
-# writer, vc-nlfuzz's root run), so that their own calls into the module
-# meet the failures.  Not the test's shell and tools: marking the whole
+# its task filter around their calls into the module (vc-make-it-fail.h:
+# vc-torture's writer around the device's writes and syncs, vc-nlfuzz's
+# root run around send()), so that those calls meet the failures and
+# nothing else does (their own files are on the 9p root: finding 11).  Not the test's shell and tools: marking the whole
 # command made its own exec fail with ENOMEM and the shell segfault before
 # any test ran, and a marked fio's failure outside the module (its files
 # on the guest's 9p root) left every exec in the guest failing with EINVAL
