@@ -67,6 +67,15 @@ static void vcc_io_put(struct vcc_io *io)
 	struct vcc_io_stack *pc;
 	unsigned long flags;
 
+	/*
+	 * The pool's reserve first: when the slab fails (memory pressure),
+	 * a submitter on another CPU waits in mempool_alloc() for exactly
+	 * this, and an io kept on this CPU's stack would never reach it.
+	 */
+	if (READ_ONCE(vcc_io_pool->curr_nr) < vcc_io_pool->min_nr) {
+		mempool_free(io, vcc_io_pool);
+		return;
+	}
 	local_irq_save(flags);
 	pc = this_cpu_ptr(&vcc_io_pcpu);
 	if (pc->nr < VCC_IO_CACHE) {
