@@ -322,6 +322,15 @@ static inline u64 vcd_bio_cgroup(struct bio *bio)
 	return css ? (uintptr_t)css->cgroup : 0;
 }
 
+/* 6.2 mempool_is_saturated(): the pool holds its whole reserve. */
+#include <linux/mempool.h>
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+static inline bool mempool_is_saturated(mempool_t *pool)
+{
+	return READ_ONCE(pool->curr_nr) >= pool->min_nr;
+}
+#endif
+
 /*
  * 6.2 NL_SET_ERR_MSG_FMT(): a formatted extack message, in a buffer of the
  * extack itself (NETLINK_MAX_FMTMSG_LEN bytes, longer ones are cut).  6.1's

@@ -72,7 +72,7 @@ static void vcc_io_put(struct vcc_io *io)
 	 * a submitter on another CPU waits in mempool_alloc() for exactly
 	 * this, and an io kept on this CPU's stack would never reach it.
 	 */
-	if (READ_ONCE(vcc_io_pool->curr_nr) < vcc_io_pool->min_nr) {
+	if (!mempool_is_saturated(vcc_io_pool)) {
 		mempool_free(io, vcc_io_pool);
 		return;
 	}
