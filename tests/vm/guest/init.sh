@@ -95,8 +95,8 @@ export VC_CARD_DISKS
 # its task filter around their calls into the module (vc-make-it-fail.h:
 # vc-torture's writer around the device's writes and syncs, vc-nlfuzz's
 # root run around send()), so that those calls meet the failures and
-# nothing else does (their own files are on the 9p root: finding 11).  Not the test's shell and tools: marking the whole
-# command made its own exec fail with ENOMEM and the shell segfault before
+# nothing else does (their own files are on the 9p root: finding 11).
+# Not the test's shell and tools: marking the whole command made its own exec fail with ENOMEM and the shell segfault before
 # any test ran, and a marked fio's failure outside the module (its files
 # on the guest's 9p root) left every exec in the guest failing with EINVAL
 # (docs/debug-kernel-findings.md, 8 and 9); 6.1 has no stack-trace filter
@@ -131,8 +131,8 @@ faults_set() {
 		echo "$times" > "$RUN/$name.times-set"
 		echo 0 > "$d/space"
 		echo 1 > "$d/verbose"
+		[ "$name" = failslab ] && echo N > "$d/ignore-gfp-wait"
 		if [ "$name" = failslab ] && [ -n "$caches" ]; then
-			echo N > "$d/ignore-gfp-wait"
 			echo N > "$d/task-filter"
 			echo Y > "$d/cache-filter"
 			for c in ${caches//:/ }; do
@@ -140,7 +140,6 @@ faults_set() {
 				[ -e "$f" ] && say "fault injection: slab cache $c: failslab mark $(cat "$f")"
 			done
 		elif [ "$name" = failslab ]; then
-			echo N > "$d/ignore-gfp-wait"
 			echo Y > "$d/task-filter"
 			echo N > "$d/cache-filter"
 		fi
