@@ -97,8 +97,9 @@ export VC_CARD_DISKS
 # root run around send()), so that those calls meet the failures and
 # nothing else does (their own files are on the 9p root: finding 11).
 # Not the test's shell and tools: marking the whole command made its own
-# exec fail with ENOMEM and the shell segfault before any test ran, and a marked fio's failure outside the module (its files
-# on the guest's 9p root) left every exec in the guest failing with EINVAL
+# exec fail with ENOMEM and the shell segfault before any test ran, and a
+# marked fio's failure outside the module (its files on the guest's 9p
+# root) left every exec in the guest failing with EINVAL
 # (docs/debug-kernel-findings.md, 8 and 9); 6.1 has no stack-trace filter
 # on x86_64 to keep the failures to the module's code.  fail_make_request
 # fails bios submitted to the cards and the HDD (their make-it-fail), i.e.
