@@ -59,7 +59,8 @@ static struct vcc_io *vcc_io_get(void)
 	if (pc->nr)
 		io = pc->io[--pc->nr];
 	local_irq_restore(flags);
-	return io ? io : mempool_alloc(vcc_io_pool, GFP_NOIO);
+	/* a vcache device stacked over this one may have parked engine bios */
+	return io ? io : vc_linux_mempool_alloc(vcc_io_pool);
 }
 
 static void vcc_io_put(struct vcc_io *io)

@@ -161,19 +161,9 @@ u64 vc_pcpu_sum(vc_pcpu_t *p, u32 i);
 void vc_pcpu_reset(vc_pcpu_t *p);
 
 typedef struct { mempool_t pool; size_t size; } vc_mempool_t;
-static inline int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)
-{
-	p->size = size;
-	return mempool_init_kmalloc_pool(&p->pool, min_nr, size);
-}
+int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
 static inline void vc_mempool_exit(vc_mempool_t *p) { mempool_exit(&p->pool); }
-static inline void *vc_mempool_alloc(vc_mempool_t *p)
-{
-	void *o = mempool_alloc(&p->pool, GFP_NOIO);	/* never NULL */
-
-	memset(o, 0, p->size);
-	return o;
-}
+void *vc_mempool_alloc(vc_mempool_t *p);
 static inline void vc_mempool_free(vc_mempool_t *p, void *obj)
 {
 	mempool_free(obj, &p->pool);

@@ -12,6 +12,8 @@
 #include <linux/mempool.h>
 #include <linux/moduleparam.h>
 #include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sysfs.h>
 #include <linux/version.h>
 
 #include "vc_format.h"
@@ -48,6 +50,23 @@ static struct workqueue_struct *vc_wq;
  * are dispatched, complete and refill the reserve.
  */
 static struct bio_set vc_bs;
+/*
+ * Times parked bios were handed to the rescue worker (vc_mempool_alloc()),
+ * read-only module parameter pool_rescues: the tests see the path taken.
+ */
+static atomic_long_t vc_pool_rescues = ATOMIC_LONG_INIT(0);
+
+static int vc_pool_rescues_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&vc_pool_rescues));
+}
+
+static const struct kernel_param_ops vc_pool_rescues_ops = {
+	.get = vc_pool_rescues_get,
+};
+module_param_cb(pool_rescues, &vc_pool_rescues_ops, NULL, 0444);
+MODULE_PARM_DESC(pool_rescues,
+		 "times the engine handed its parked bios to a worker before waiting for a pool (read only)");
 
 struct vc_lio {
 	struct work_struct work;
@@ -88,6 +107,115 @@ static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
 	    !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
 		return NULL;
 	return mempool_alloc_slab(gfp, pool_data);
+}
+
+/*
+ * The engine's memory pools (request pieces, FLUSH and discard state,
+ * bounce buffers, metadata writes) face the same hazard as its bios.
+ * Inside the cached device's ->submit_bio one host bio becomes up to 257
+ * pieces (1 MiB not aligned to a 4 KiB block; a discard up to 64 MiB is
+ * 16384), each taken from a pool and each sending bios that sit on
+ * current->bio_list until ->submit_bio returns.  Once the slab fails and
+ * the pool's reserve is gone, the submitter would sleep in mempool_alloc()
+ * for a piece that only the completion of its own parked bios can free.
+ * So inside a ->submit_bio an allocation that cannot be had at once first
+ * hands this set's parked bios to a worker, which submits them (as
+ * bio_alloc_bioset() does for its rescuer), and only then waits.
+ */
+static DEFINE_SPINLOCK(vc_rescue_lock);
+static struct bio_list vc_rescue_list;
+
+static void vc_rescue_work_fn(struct work_struct *w)
+{
+	struct bio *bio;
+
+	for (;;) {
+		spin_lock(&vc_rescue_lock);
+		bio = bio_list_pop(&vc_rescue_list);
+		spin_unlock(&vc_rescue_lock);
+		if (!bio)
+			break;
+		submit_bio_noacct(bio);
+	}
+}
+
+static DECLARE_WORK(vc_rescue_work, vc_rescue_work_fn);
+
+/* Take this set's bios off one of current's lists; keep the others. */
+static void vc_take_parked(struct bio_list *from, struct bio_list *to)
+{
+	struct bio_list keep;
+	struct bio *bio;
+
+	bio_list_init(&keep);
+	while ((bio = bio_list_pop(from)))
+		bio_list_add(bio->bi_pool == &vc_bs ? to : &keep, bio);
+	*from = keep;
+}
+
+static void vc_punt_parked_bios(void)
+{
+	struct bio_list punt;
+
+	bio_list_init(&punt);
+	vc_take_parked(&current->bio_list[0], &punt);
+	vc_take_parked(&current->bio_list[1], &punt);
+	if (bio_list_empty(&punt))
+		return;
+	spin_lock(&vc_rescue_lock);
+	bio_list_merge(&vc_rescue_list, &punt);
+	spin_unlock(&vc_rescue_lock);
+	atomic_long_inc(&vc_pool_rescues);
+	queue_work(vc_wq, &vc_rescue_work);
+}
+
+/*
+ * Test fault point (module parameter fault_pool_slab): every Nth slab
+ * allocation behind an engine pool made inside a ->submit_bio fails (1:
+ * all of them), so pieces come from the pools' reserves only; 0: off.
+ */
+static unsigned int vc_fault_pool_slab;
+module_param_named(fault_pool_slab, vc_fault_pool_slab, uint, 0644);
+MODULE_PARM_DESC(fault_pool_slab,
+		 "test only: fail every Nth slab allocation of an engine pool object inside submit_bio (0 = never)");
+static atomic_t vc_fault_pool_count = ATOMIC_INIT(0);
+
+static void *vc_pool_slab_alloc(gfp_t gfp, void *pool_data)
+{
+	unsigned int n = READ_ONCE(vc_fault_pool_slab);
+
+	if (n && current->bio_list &&
+	    !((unsigned int)atomic_inc_return(&vc_fault_pool_count) % n))
+		return NULL;
+	return kmalloc((size_t)pool_data, gfp);
+}
+
+int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size)
+{
+	p->size = size;
+	return mempool_init(&p->pool, min_nr, vc_pool_slab_alloc, mempool_kfree,
+			    (void *)size);
+}
+
+/* Never NULL; see above for why it may hand parked bios on first. */
+void *vc_linux_mempool_alloc(mempool_t *pool)
+{
+	void *o = NULL;
+
+	if (current->bio_list) {
+		o = mempool_alloc(pool, GFP_NOWAIT | __GFP_NOWARN);
+		if (!o)
+			vc_punt_parked_bios();
+	}
+	return o ? o : mempool_alloc(pool, GFP_NOIO);
+}
+
+void *vc_mempool_alloc(vc_mempool_t *p)
+{
+	void *o = vc_linux_mempool_alloc(&p->pool);
+
+	memset(o, 0, p->size);
+	return o;
 }
 
 int vc_env_init(void)

@@ -38,5 +38,12 @@ void vc_linux_dev_init(struct vc_linux_dev *ld, struct block_device *bdev,
  */
 void vc_linux_dev_set_direct(struct vc_linux_dev *ld, vc_linux_direct_t fn,
 			     void *ctx);
+/*
+ * mempool_alloc(GFP_NOIO) for the I/O path: never NULL.  Inside a
+ * ->submit_bio, when @pool is empty, the engine's bios parked on
+ * current->bio_list are first handed to a worker that submits them, so
+ * the wait cannot be for a free only they would bring.
+ */
+void *vc_linux_mempool_alloc(mempool_t *pool);
 
 #endif /* VC_LINUX_H */

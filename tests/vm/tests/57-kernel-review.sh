@@ -6,7 +6,9 @@
 # unprivileged /proc reader while a backing device is attached and
 # detached in a loop (no use-after-free), a detach that fails on flash
 # errors then the same disk attached again (not EEXIST), 1 MiB bios
-# while every slab allocation of an engine bio fails (no deadlock), and
+# while every slab allocation of an engine bio fails (no deadlock), the
+# same for the engine's pools (unaligned 1 MiB writes of 257 pieces, a
+# 32 MiB discard: no deadlock; debug-kernel finding 13), and
 # an open racing delete --flush (refused with ENXIO, nothing lost),
 # identities hidden from unprivileged readers and auto-attach refusing a
 # disk of another size that carries a copied identity.
