@@ -76,7 +76,10 @@ static void fill_write_end(struct vc_dev_io *io, int err)
 		vc_stat_add(VC_STAT(c, flash_bytes_written), c->block_size);
 		vc_clear_bits(c, r->blk, B_BUSY);
 	}
-	vc_req_free(r);
+	if (r->hio)	/* its host waited for this write: served, whatever it did */
+		vc_req_done(r, 0);
+	else
+		vc_req_free(r);
 }
 
 /*
@@ -176,16 +179,25 @@ static void fill_read_end(struct vc_dev_io *io, int err)
 		return;
 	}
 	if (r->embedded) {
-		/* the host request (and @r in it) is gone once acked */
-		struct vc_req *n = vc_mempool_alloc(&c->req_pool);
+		/*
+		 * The host request (and @r in it) is gone once acked: the
+		 * fill write goes on in a piece of its own.  Without one at
+		 * once, the host waits for the fill write (fill_write_end()
+		 * acks it): waiting for a piece here, in the completion
+		 * worker, could hold up the completions that free pieces.
+		 */
+		struct vc_req *n = vc_mempool_try_alloc(&c->req_pool);
 
-		*n = *r;
-		n->embedded = 0;
-		r->bounce = NULL;
-		r->bounce_pooled = 0;
-		r->ra = NULL;
-		vc_req_ack(r, 0);
-		r = n;
+		if (n) {
+			*n = *r;
+			n->embedded = 0;
+			n->hio = NULL;	/* acked below */
+			r->bounce = NULL;
+			r->bounce_pooled = 0;
+			r->ra = NULL;
+			vc_req_ack(r, 0);
+			r = n;
+		}
 	} else {
 		vc_req_ack(r, 0);
 	}

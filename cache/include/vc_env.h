@@ -164,9 +164,13 @@ static inline u64 vc_max_u64(u64 a, u64 b) { return a > b ? a : b; }
  * objects of one size with a reserve of @min_nr (mempool_t in the kernel).
  * vc_mempool_alloc() returns a zeroed object and never fails: it may wait
  * for one to be freed, so never call it with an engine lock held.
+ * vc_mempool_try_alloc() never waits: a zeroed object, or NULL when neither
+ * memory nor the reserve has one at once (for completion paths, whose
+ * waiting would hold up the completions that free objects).
  *   int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
  *   void vc_mempool_exit(vc_mempool_t *p);          (after a failed init too)
  *   void *vc_mempool_alloc(vc_mempool_t *p);
+ *   void *vc_mempool_try_alloc(vc_mempool_t *p);
  *   void vc_mempool_free(vc_mempool_t *p, void *obj);
  * Per-CPU counters (statistics of the I/O path: no cache line shared
  * between CPUs; a sum is racy but never torn):

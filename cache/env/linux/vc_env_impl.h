@@ -164,6 +164,7 @@ typedef struct { mempool_t pool; size_t size; } vc_mempool_t;
 int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
 static inline void vc_mempool_exit(vc_mempool_t *p) { mempool_exit(&p->pool); }
 void *vc_mempool_alloc(vc_mempool_t *p);
+void *vc_mempool_try_alloc(vc_mempool_t *p);
 static inline void vc_mempool_free(vc_mempool_t *p, void *obj)
 {
 	mempool_free(obj, &p->pool);

@@ -218,6 +218,15 @@ void *vc_mempool_alloc(vc_mempool_t *p)
 	return o;
 }
 
+void *vc_mempool_try_alloc(vc_mempool_t *p)
+{
+	void *o = mempool_alloc(&p->pool, GFP_NOWAIT | __GFP_NOWARN);
+
+	if (o)
+		memset(o, 0, p->size);
+	return o;
+}
+
 int vc_env_init(void)
 {
 	int err;

@@ -153,6 +153,7 @@ typedef struct {
 int vc_mempool_init(vc_mempool_t *p, u32 min_nr, size_t size);
 void vc_mempool_exit(vc_mempool_t *p);
 void *vc_mempool_alloc(vc_mempool_t *p);
+void *vc_mempool_try_alloc(vc_mempool_t *p);
 void vc_mempool_free(vc_mempool_t *p, void *obj);
 
 /* ---- processes ---- */

@@ -203,6 +203,42 @@ void *vc_mempool_alloc(vc_mempool_t *p)
 	return o;
 }
 
+/* Fault point: the next @n vc_mempool_try_alloc() calls find nothing. */
+static _Atomic unsigned long fail_try_allocs;
+
+void vc_posix_fail_try_allocs(unsigned long n)
+{
+	atomic_store(&fail_try_allocs, n);
+}
+
+unsigned long vc_posix_try_allocs_left(void)
+{
+	return atomic_load(&fail_try_allocs);
+}
+
+void *vc_mempool_try_alloc(vc_mempool_t *p)
+{
+	unsigned long n = atomic_load(&fail_try_allocs);
+	void *o = NULL;
+
+	while (n)
+		if (atomic_compare_exchange_weak(&fail_try_allocs, &n, n - 1))
+			return NULL;
+	if (!alloc_fails(VC_GFP_NOIO))
+		o = calloc(1, p->size);
+	if (o)
+		return o;
+	pthread_mutex_lock(&p->m);
+	if (p->nr) {
+		o = p->reserve[--p->nr];
+		p->reserve_used++;
+	}
+	pthread_mutex_unlock(&p->m);
+	if (o)
+		memset(o, 0, p->size);
+	return o;
+}
+
 void vc_mempool_free(vc_mempool_t *p, void *obj)
 {
 	if (!obj)

@@ -55,6 +55,13 @@ bool vc_posix_pid_alive_kill(void *ctx, u64 pid);
  * VC_GFP_KERNEL) fail, as they may in the kernel under memory pressure.
  */
 void vc_posix_fail_io_allocs(unsigned long n);
+/*
+ * Fault point: the next @n vc_mempool_try_alloc() calls return NULL, as
+ * when memory and the pool's reserve have nothing at once; and how many
+ * of them are left (not yet met).
+ */
+void vc_posix_fail_try_allocs(unsigned long n);
+unsigned long vc_posix_try_allocs_left(void);
 
 /* 0 = silent, 1 = errors, 2 = +warnings, 3 = +info (default 1). */
 void vc_posix_set_log_level(int level);

@@ -52,6 +52,52 @@ static void test_hit_miss(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * A read miss whose fill finds no spare piece at once (memory and the
+ * pool's reserve empty, in the completion worker): the host waits for the
+ * fill write instead of waiting there for a piece.  It reads its data,
+ * and the block is cached: the next read is a hit.
+ */
+static void test_fill_without_spare_piece(void **st)
+{
+	struct tenv t;
+	struct vc_stats s;
+	u8 *buf = malloc(T_BS);
+	u64 f1;
+
+	(void)st;
+	assert_non_null(buf);
+	t_setup(&t, 256, 4096, false, NULL);
+	t_fill(buf, 10, 1, 5);
+	vc_memdev_poke(t.bm, 10 * T_BSEC, buf, T_BS);
+	vc_posix_fail_try_allocs(1);
+	assert_int_equal(t_check_pat(&t, 10, 1, 5), 0);
+	/* the fill asked for a piece and was refused */
+	assert_int_equal(vc_posix_try_allocs_left(), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.read_misses, 1);
+	assert_int_equal(s.valid_blocks, 1);
+	f1 = s.flash_bytes_written;
+	assert_true(f1 >= T_BS);	/* the fill write is done */
+	/* the disk changes behind the cache: the read is served from it */
+	t_fill(buf, 10, 1, 6);
+	vc_memdev_poke(t.bm, 10 * T_BSEC, buf, T_BS);
+	assert_int_equal(t_check_pat(&t, 10, 1, 5), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.read_hits, 1);
+	/* and with pieces to spare, the same (acked before the fill write) */
+	t_fill(buf, 11, 1, 7);
+	vc_memdev_poke(t.bm, 11 * T_BSEC, buf, T_BS);
+	assert_int_equal(t_check_pat(&t, 11, 1, 7), 0);
+	t_run();
+	s = t_stats(&t);
+	assert_int_equal(s.valid_blocks, 2);
+	assert_true(s.flash_bytes_written >= f1 + T_BS);
+	vc_posix_fail_try_allocs(0);
+	free(buf);
+	t_teardown(&t);
+}
+
 static void test_unaligned(void **st)
 {
 	struct tenv t;
@@ -285,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mem_per_block),
 		cmocka_unit_test(test_hit_miss),
+		cmocka_unit_test(test_fill_without_spare_piece),
 		cmocka_unit_test(test_unaligned),
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_fifo),
