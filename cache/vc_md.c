@@ -136,11 +136,12 @@ struct md_write {
 #define MD_WRITE_HDR	((sizeof(struct md_write) + VC_SECTOR_SIZE - 1) & \
 			 ~(size_t)(VC_SECTOR_SIZE - 1))
 
-static void md_submit(struct vc_cache *c, u64 idx, u16 num);
+static void md_submit_mw(struct vc_cache *c, struct md_write *mw, u64 idx,
+			 u16 num);
 
 /*
- * Write number @num of record unit @idx finished.  @rs is what it wrote
- * (its md_usec sectors; NULL if nothing was written).  On success, blocks
+ * Write @mw (number mw->num of record unit mw->idx) finished; mw->rs is
+ * what it wrote (its md_usec sectors).  On success, blocks
  * written as not dirty lose FLASHDIRTY and tombstones go.  On failure the
  * unit is marked FAILED (retried from the cleaner's tick and by the next
  * request that needs it), tombstones in it stay in the hash but lose
@@ -150,9 +151,11 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num);
  * undo), and the cache degrades.  A write that failed for lack of memory (-ENOMEM) is no device
  * error: its waiters keep waiting and it is retried shortly.
  */
-static void md_complete(struct vc_cache *c, u64 idx, u16 num,
-			const struct vc_rec_sector *rs, int err)
+static void md_complete(struct vc_cache *c, struct md_write *mw, int err)
 {
+	u64 idx = mw->idx;
+	u16 num = mw->num;
+	const struct vc_rec_sector *rs = mw->rs;
 	u32 li = (u32)(idx % VC_MD_LOCKS), i;
 	struct vc_md_waiter *done = NULL, **pp, *w;
 	u64 first = idx * c->md_recs;
@@ -248,8 +251,15 @@ static void md_complete(struct vc_cache *c, u64 idx, u16 num,
 		vc_redrive(c);
 	vc_drain_md_done(c, err);	/* before md_inflight lets @c go */
 	if (again) {
-		md_submit(c, idx, next);
+		/*
+		 * The next write of the unit in this one's md_write: taking
+		 * another from the pool here could wait for a free that only
+		 * completions like this one (each holding its own) bring.
+		 */
+		md_submit_mw(c, mw, idx, next);
 	} else {
+		/* back to the pool before md_inflight lets @c go */
+		vc_mempool_free(&c->md_pool, mw);
 		vc_atomic_inc(&c->wakers);
 		vc_atomic_dec(&c->md_inflight);
 		vc_waitq_wake_all(&c->md_wq);
@@ -267,23 +277,22 @@ static void md_end(struct vc_dev_io *io, int err)
 {
 	struct md_write *mw = io->private;
 	struct vc_cache *c = mw->c;
-	u64 idx = mw->idx;
-	u16 num = mw->num;
 
 	if (!err && mw->flushno)
 		vc_cflush_done(c, mw->flushno);
-	md_complete(c, idx, num, mw->rs, err);
-	vc_mempool_free(&c->md_pool, mw);
+	md_complete(c, mw, err);	/* frees or reuses @mw */
 }
 
-static void md_submit(struct vc_cache *c, u64 idx, u16 num)
+/* Write number @num of record unit @idx in @mw (new or reused). */
+static void md_submit_mw(struct vc_cache *c, struct md_write *mw, u64 idx,
+			 u16 num)
 {
-	struct md_write *mw = vc_mempool_alloc(&c->md_pool);	/* never NULL */
 	u32 len = c->md_usec * VC_SECTOR_SIZE;
 
 	mw->c = c;
 	mw->idx = idx;
 	mw->num = num;
+	mw->flushno = 0;
 	mw->rs = (struct vc_rec_sector *)((u8 *)mw + MD_WRITE_HDR);
 	build_rec_unit(c, idx, mw->rs);
 	vc_buf_init_mem(&mw->buf, mw->rs, len);
@@ -304,6 +313,12 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num)
 	vc_stat_add(VC_STAT(c, md_writes), 1);
 	vc_stat_add(VC_STAT(c, flash_bytes_written), len);
 	vc_dev_submit(&mw->io);
+}
+
+static void md_submit(struct vc_cache *c, u64 idx, u16 num)
+{
+	/* never NULL */
+	md_submit_mw(c, vc_mempool_alloc(&c->md_pool), idx, num);
 }
 
 #define MD_POOL_MIN	16
