@@ -104,14 +104,20 @@ void vc_posix_fail_io_allocs(unsigned long n)
 	atomic_store(&fail_io_allocs, n);
 }
 
-static bool alloc_fails(unsigned int gfp)
+/* Count one off @left if it is not 0: true if it was not. */
+static bool take_one(_Atomic unsigned long *left)
 {
-	unsigned long n = atomic_load(&fail_io_allocs);
+	unsigned long n = atomic_load(left);
 
-	while (gfp != VC_GFP_KERNEL && n)
-		if (atomic_compare_exchange_weak(&fail_io_allocs, &n, n - 1))
+	while (n)
+		if (atomic_compare_exchange_weak(left, &n, n - 1))
 			return true;
 	return false;
+}
+
+static bool alloc_fails(unsigned int gfp)
+{
+	return gfp != VC_GFP_KERNEL && take_one(&fail_io_allocs);
 }
 
 void *vc_malloc(size_t size, unsigned int gfp)
@@ -181,7 +187,8 @@ void vc_mempool_exit(vc_mempool_t *p)
 	pthread_mutex_destroy(&p->m);
 }
 
-void *vc_mempool_alloc(vc_mempool_t *p)
+/* Fresh memory, else the reserve; NULL if neither has an object. */
+static void *pool_take(vc_mempool_t *p)
 {
 	void *o = alloc_fails(VC_GFP_NOIO) ? NULL : calloc(1, p->size);
 
@@ -193,10 +200,17 @@ void *vc_mempool_alloc(vc_mempool_t *p)
 		p->reserve_used++;
 	}
 	pthread_mutex_unlock(&p->m);
-	if (o) {
+	if (o)
 		memset(o, 0, p->size);
+	return o;
+}
+
+void *vc_mempool_alloc(vc_mempool_t *p)
+{
+	void *o = pool_take(p);
+
+	if (o)
 		return o;
-	}
 	o = calloc(1, p->size);
 	if (!o)
 		abort();
@@ -218,25 +232,7 @@ unsigned long vc_posix_try_allocs_left(void)
 
 void *vc_mempool_try_alloc(vc_mempool_t *p)
 {
-	unsigned long n = atomic_load(&fail_try_allocs);
-	void *o = NULL;
-
-	while (n)
-		if (atomic_compare_exchange_weak(&fail_try_allocs, &n, n - 1))
-			return NULL;
-	if (!alloc_fails(VC_GFP_NOIO))
-		o = calloc(1, p->size);
-	if (o)
-		return o;
-	pthread_mutex_lock(&p->m);
-	if (p->nr) {
-		o = p->reserve[--p->nr];
-		p->reserve_used++;
-	}
-	pthread_mutex_unlock(&p->m);
-	if (o)
-		memset(o, 0, p->size);
-	return o;
+	return take_one(&fail_try_allocs) ? NULL : pool_take(p);
 }
 
 void vc_mempool_free(vc_mempool_t *p, void *obj)
