@@ -16,6 +16,7 @@
  *         blk_mq_freeze_queue() returns memflags for the unfreeze;
  *         BLK_MQ_F_SHOULD_MERGE removed (always merges)
  *   6.15  blk_rq_map_sg() loses its request_queue argument
+ *   6.14  __crc32c_le() -> crc32c() (vcd_crc32c())
  *   7.0   kmalloc_obj(), kzalloc_obj(): typed allocation of one object
  *         (also in later 6.12.y)
  * and for the exclusive open of vc_stack.c: 6.5 blkdev_get_by_dev() takes
@@ -353,5 +354,21 @@ static inline void vc_compat_extack_exit(void)
 {
 }
 #endif
+
+/*
+ * 6.14 renamed the built-in CRC32C __crc32c_le() crc32c() (<linux/crc32.h>,
+ * accelerated where the CPU can); before it, crc32c() was libcrc32c's, a
+ * module the driver would need loaded first.  The name cannot be emulated
+ * without clashing with <linux/crc32c.h>: the engine's env calls this.
+ */
+#include <linux/crc32.h>
+static inline u32 vcd_crc32c(u32 crc, const void *data, size_t len)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	return crc32c(crc, data, len);
+#else
+	return __crc32c_le(crc, data, len);
+#endif
+}
 
 #endif /* VCACHE_COMPAT_H */

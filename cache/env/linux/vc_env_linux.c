@@ -14,8 +14,8 @@
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sysfs.h>
-#include <linux/version.h>
 
+#include "compat.h"
 #include "vc_format.h"
 #include "vc_linux.h"
 #include "vc_pidlist.h"
@@ -23,20 +23,23 @@
 /*
  * crc32c for the metadata (vc_format.h: Castagnoli, no inversion): the
  * kernel's own, built in with CONFIG_CRC32 and accelerated where the CPU
- * can.  Userspace builds the portable table of cache/vc_crc32c.c instead.
- * 6.14 renamed __crc32c_le() crc32c(); libcrc32c's crc32c() before it is a
- * module the driver would then need loaded first.
+ * can (its name by kernel version: compat.h).  Userspace builds the
+ * portable table of cache/vc_crc32c.c instead.
  */
 u32 vc_crc32c(u32 crc, const void *data, size_t len)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
-	return crc32c(crc, data, len);
-#else
-	return __crc32c_le(crc, data, len);
-#endif
+	return vcd_crc32c(crc, data, len);
 }
 
 static struct workqueue_struct *vc_wq;
+/*
+ * The rescue worker's own queue (vc_punt_parked_bios()): a rescuer thread
+ * that no engine work can occupy, as each bio_set has its own.  On vc_wq,
+ * under memory pressure with no new kworker to be had, its one rescuer
+ * could be running an engine work that waits for the very pool whose
+ * pieces this work's bios give back.
+ */
+static struct workqueue_struct *vc_rescue_wq;
 /*
  * Every bio the engine sends down comes from here, with its completion
  * hand-off (struct vc_lio) in the front pad: no allocation per I/O beyond
@@ -89,6 +92,31 @@ MODULE_PARM_DESC(fault_bio_slab,
 static atomic_t vc_fault_bio_count = ATOMIC_INIT(0);
 
 /*
+ * Test fault point (module parameter fault_pool_slab): the same for the
+ * slab allocations behind the engine's pools (vc_mempool_init()): inside
+ * a ->submit_bio only, or with fault_pool_anywhere=Y in every context
+ * (workers and completions too), so pieces, FLUSH state and metadata
+ * writes come from the pools' reserves only wherever they are taken.
+ */
+static unsigned int vc_fault_pool_slab;
+module_param_named(fault_pool_slab, vc_fault_pool_slab, uint, 0644);
+MODULE_PARM_DESC(fault_pool_slab,
+		 "test only: fail every Nth slab allocation of an engine pool object inside submit_bio (0 = never)");
+static bool vc_fault_pool_anywhere;
+module_param_named(fault_pool_anywhere, vc_fault_pool_anywhere, bool, 0644);
+MODULE_PARM_DESC(fault_pool_anywhere,
+		 "test only: fault_pool_slab fails allocations in every context, not only inside submit_bio");
+static atomic_t vc_fault_pool_count = ATOMIC_INIT(0);
+
+/* Shared by the fault points above: fail this allocation? */
+static bool vc_fault_hit(unsigned int every, bool anywhere, atomic_t *count)
+{
+	if (!every || (!anywhere && !current->bio_list))
+		return false;
+	return !((unsigned int)atomic_inc_return(count) % every);
+}
+
+/*
  * The integrated hit path: a read hit of a cache on a card region goes to
  * the card as one request on its tag set (vc_linux_dev_set_direct), not
  * as a second bio through the region's disk.  N sends it as a bio, as
@@ -101,10 +129,8 @@ MODULE_PARM_DESC(direct_hits,
 
 static void *vc_bio_slab_alloc(gfp_t gfp, void *pool_data)
 {
-	unsigned int n = READ_ONCE(vc_fault_bio_slab);
-
-	if (n && current->bio_list &&
-	    !((unsigned int)atomic_inc_return(&vc_fault_bio_count) % n))
+	if (vc_fault_hit(READ_ONCE(vc_fault_bio_slab), false,
+			 &vc_fault_bio_count))
 		return NULL;
 	return mempool_alloc_slab(gfp, pool_data);
 }
@@ -166,26 +192,13 @@ static void vc_punt_parked_bios(void)
 	bio_list_merge(&vc_rescue_list, &punt);
 	spin_unlock(&vc_rescue_lock);
 	atomic_long_inc(&vc_pool_rescues);
-	queue_work(vc_wq, &vc_rescue_work);
+	queue_work(vc_rescue_wq, &vc_rescue_work);
 }
-
-/*
- * Test fault point (module parameter fault_pool_slab): every Nth slab
- * allocation behind an engine pool made inside a ->submit_bio fails (1:
- * all of them), so pieces come from the pools' reserves only; 0: off.
- */
-static unsigned int vc_fault_pool_slab;
-module_param_named(fault_pool_slab, vc_fault_pool_slab, uint, 0644);
-MODULE_PARM_DESC(fault_pool_slab,
-		 "test only: fail every Nth slab allocation of an engine pool object inside submit_bio (0 = never)");
-static atomic_t vc_fault_pool_count = ATOMIC_INIT(0);
 
 static void *vc_pool_slab_alloc(gfp_t gfp, void *pool_data)
 {
-	unsigned int n = READ_ONCE(vc_fault_pool_slab);
-
-	if (n && current->bio_list &&
-	    !((unsigned int)atomic_inc_return(&vc_fault_pool_count) % n))
+	if (vc_fault_hit(READ_ONCE(vc_fault_pool_slab),
+			 READ_ONCE(vc_fault_pool_anywhere), &vc_fault_pool_count))
 		return NULL;
 	return kmalloc((size_t)pool_data, gfp);
 }
@@ -232,26 +245,31 @@ int vc_env_init(void)
 	int err;
 
 	vc_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
-	if (!vc_wq)
-		return -ENOMEM;
-	err = bioset_init(&vc_bs, BIO_POOL_SIZE, offsetof(struct vc_lio, bio),
-			  BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
+	vc_rescue_wq = alloc_workqueue("vcache_rescue", WQ_MEM_RECLAIM, 0);
+	err = vc_wq && vc_rescue_wq ? 0 : -ENOMEM;
+	if (!err)
+		err = bioset_init(&vc_bs, BIO_POOL_SIZE,
+				  offsetof(struct vc_lio, bio),
+				  BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
 	if (err) {
-		destroy_workqueue(vc_wq);
-		vc_wq = NULL;
+		vc_env_exit();
 		return err;
 	}
 	vc_bs.bio_pool.alloc = vc_bio_slab_alloc;	/* the fault point */
 	return 0;
 }
 
+/* Also undoes a vc_env_init() that failed part way. */
 void vc_env_exit(void)
 {
-	if (!vc_wq)
-		return;
-	destroy_workqueue(vc_wq);
+	if (vc_wq)
+		destroy_workqueue(vc_wq);
 	vc_wq = NULL;
-	bioset_exit(&vc_bs);
+	/* after vc_wq: its works may still have punted bios */
+	if (vc_rescue_wq)
+		destroy_workqueue(vc_rescue_wq);
+	vc_rescue_wq = NULL;
+	bioset_exit(&vc_bs);	/* safe on a set never or partly set up */
 }
 
 void *vc_large_zalloc(size_t size)
