@@ -90,6 +90,22 @@ vc_faults() {
 	done
 }
 
+# vc_insmod [PARAM...]: load the module under test ($VC_MODULE) with the
+# faults ($VC_FAULTS) off around it, as vm-group's reloads are: failslab's
+# cache filter (failslab=P,I,T,vcc_io) fails the module's init, which
+# fills its pools' reserves from those caches (a clean ENOMEM refusal,
+# docs/debug-kernel-findings.md), so a test that reloads the module would
+# find none.  What the reload sets going (probes, caches loading) runs on
+# under the faults once insmod returns.
+vc_insmod() {
+	local rc
+	[ -z "${VC_FAULTS:-}" ] || vc_faults 0
+	insmod "${VC_MODULE:-$VC_TOP/vcache.ko}" "$@"
+	rc=$?
+	[ -z "${VC_FAULTS:-}" ] || vc_faults on
+	return $rc
+}
+
 # fwstat CARD KEY: one counter of the card's firmware (vcfw stats --json).
 fwstat() {
 	vcfw -c "$1" stats --json |
