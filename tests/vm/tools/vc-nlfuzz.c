@@ -582,6 +582,17 @@ int main(int argc, char **argv)
 		int cmd, k, na, clean, mutated = 0, may_drop = 0, err = 0, nd = 0, j;
 		uint16_t flags = NLM_F_REQUEST | NLM_F_ACK;
 
+		/*
+		 * a line every 10000 messages, flushed: a long run that is
+		 * stopped (the debug kernel: over two hours for 1,000,000)
+		 * still says how far it got and that nothing was wrong so far
+		 */
+		if (i && !(i % 10000)) {
+			printf("# progress: %" PRIu64 " of %" PRIu64 " sent, %" PRIu64
+			       " replies, %" PRIu64 " succeeded, %" PRIu64 " EPERM, %" PRIu64
+			       " violations\n", i, n, replies, oks, eperm, bad);
+			fflush(stdout);
+		}
 		cmd = R(10) ? 1 + R(VCACHE_CMD_MAX) : (int)R(256);
 		clean = uid >= 0 && R(4) == 0;
 		if (clean)	/* a well-formed mutating request: EPERM */
