@@ -102,16 +102,22 @@ static void ack_md_end(struct vc_md_waiter *mw, int err)
 	vc_req_done(r, err ? -EIO : r->err_back);
 }
 
+/*
+ * The callers have made @r's block less busy (BUSY cleared, or the block
+ * dropped): requests deferred on it go on now.  Not at the record write's
+ * end: that redrives only for a tombstone, and a valid block written
+ * through over a clean record not yet durable (FLASHDIRTY) is none.
+ */
 static void ack_after_record(struct vc_req *r, bool md)
 {
 	struct vc_cache *c = r->c;
 
+	vc_redrive(c);
 	if (md) {
-		/* may complete @r; the record write's end redrives waiters */
+		/* may complete @r */
 		vc_md_mark(c, r->blk, &r->mdw, ack_md_end);
 		return;
 	}
-	vc_redrive(c);
 	vc_req_done(r, r->err_back);
 }
 

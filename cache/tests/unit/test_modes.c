@@ -4,6 +4,8 @@
  * write-back drains in the background while I/O continues, discard, FLUSH
  * and FUA durability with volatile device caches.
  */
+#include <string.h>
+
 #include "tutil.h"
 
 static struct vc_cache_config cfg_mode(enum vc_mode m)
@@ -101,6 +103,71 @@ static void test_pt(void **st)
 }
 
 /* WB -> WT with dirty data: returns at once, drains in the background. */
+/*
+ * A write-through write holds its block BUSY while both copies go out; a
+ * read of the block meanwhile waits (deferred) and must go on when the
+ * write ends.  Over a block written back whose clean record is not
+ * durable yet (FLASHDIRTY), the write's end cleared BUSY and left the
+ * redrive to the record write's end, which redrives only for a tombstone:
+ * with nothing else going on, the read waited for ever.
+ */
+static void test_wt_read_waits_for_write(void **st)
+{
+	struct vc_cache_config cfg = cfg_mode(VC_MODE_WB);
+	/* -ENOMEM: the clean record is retried later, no degradation */
+	struct t_inj md = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+			    .err = -ENOMEM };
+	char wbuf[T_BS], rbuf[T_BS];
+	struct t_hio w, r;
+	struct tenv t;
+	struct qdev q;
+	int i;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	assert_int_equal(t_write_pat(&t, 5, 1, 40, 0), 0);	/* dirty */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WT), 0);
+	vc_memdev_set_fail(t.cm, t_inject, &md);
+	vc_posix_set_pump(q_pump, &q);
+	vc_cache_flush(t.c, t.dev, NULL, NULL);		/* written back */
+	vc_posix_set_pump(NULL, NULL);
+	while (vc_posix_run_work() || q_pump_one(&q))
+		;
+	assert_true(md.hits >= 1);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	/* clean, its clean record not durable */
+	for (i = 0; i < (int)t.c->nr_blocks; i++)
+		if ((t.c->words[i] & (B_VALID | B_DIRTY | B_FLASHDIRTY)) ==
+		    (B_VALID | B_FLASHDIRTY))
+			break;
+	assert_true(i < (int)t.c->nr_blocks);
+
+	t_fill(wbuf, 5, 1, 41);
+	t_submit(&t, &w, VC_OP_WRITE, 0, 5 * T_BSEC, T_BS, wbuf);
+	while (vc_posix_run_work())
+		;
+	assert_int_equal(q.n, 1);		/* its backing copy held */
+	assert_false(t_done(&w));
+	memset(rbuf, 0, sizeof(rbuf));
+	t_submit(&t, &r, VC_OP_READ, 0, 5 * T_BSEC, T_BS, rbuf);
+	while (vc_posix_run_work())
+		;
+	assert_false(t_done(&r));		/* waits for the block */
+	vc_memdev_set_fail(t.cm, NULL, NULL);	/* records writable again */
+	assert_true(q_pump_one(&q));		/* the write's backing copy */
+	for (i = 0; i < 100 && !(t_done(&w) && t_done(&r)); i++)
+		while (vc_posix_run_work() || q_pump_one(&q))
+			;
+	assert_true(t_done(&w));
+	assert_int_equal(w.err, 0);
+	assert_true(t_done(&r));		/* not stranded */
+	assert_int_equal(r.err, 0);
+	assert_memory_equal(rbuf, wbuf, T_BS);
+	vc_buf_free(w.b);
+	vc_buf_free(r.b);
+	q_teardown(&t, &q);
+}
+
 static void test_leave_wb_drains(void **st)
 {
 	struct vc_cache_config cfg = cfg_mode(VC_MODE_WB);
@@ -337,6 +404,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wb),
 		cmocka_unit_test(test_wt),
+		cmocka_unit_test(test_wt_read_waits_for_write),
 		cmocka_unit_test(test_wa),
 		cmocka_unit_test(test_pt),
 		cmocka_unit_test(test_leave_wb_drains),

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
 #include "tutil.h"
 
 u64 t_now_ns;
@@ -124,11 +126,6 @@ int t_reload(struct tenv *t)
 	return e;
 }
 
-struct t_hio {
-	struct vc_host_io hio;
-	int done;
-	int err;
-};
 
 static void t_end(struct vc_host_io *hio, int err)
 {
@@ -141,25 +138,36 @@ static void t_end(struct vc_host_io *hio, int err)
 u64 t_io_wait_ms;
 u64 t_cgroup;
 
+void t_submit(struct tenv *t, struct t_hio *h, u8 op, u32 flags,
+	      u64 sector, u32 len, void *data)
+{
+	memset(h, 0, sizeof(*h));
+	h->b = data ? vc_buf_wrap(data, len) : NULL;
+	h->hio.dev_id = t->dev;
+	h->hio.op = op;
+	h->hio.flags = flags;
+	h->hio.sector = sector;
+	h->hio.len = len;
+	h->hio.buf = h->b;
+	h->hio.pid = 100;
+	h->hio.tgid = 100;
+	h->hio.cgroup = t_cgroup;
+	h->hio.stream = 1;
+	h->hio.end_io = t_end;
+	vc_cache_submit(t->c, &h->hio);
+}
+
+bool t_done(struct t_hio *h)
+{
+	return __atomic_load_n(&h->done, __ATOMIC_SEQ_CST);
+}
+
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data)
 {
 	struct t_hio h;
-	struct vc_buf *b = data ? vc_buf_wrap(data, len) : NULL;
 	int spins = 0;
 
-	memset(&h, 0, sizeof(h));
-	h.hio.dev_id = t->dev;
-	h.hio.op = op;
-	h.hio.flags = flags;
-	h.hio.sector = sector;
-	h.hio.len = len;
-	h.hio.buf = b;
-	h.hio.pid = 100;
-	h.hio.tgid = 100;
-	h.hio.cgroup = t_cgroup;
-	h.hio.stream = 1;
-	h.hio.end_io = t_end;
-	vc_cache_submit(t->c, &h.hio);
+	t_submit(t, &h, op, flags, sector, len, data);
 	while (!__atomic_load_n(&h.done, __ATOMIC_SEQ_CST)) {
 		if (vc_posix_run_work())
 			continue;
@@ -172,7 +180,7 @@ int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data)
 		if (++spins > 1000)
 			fail_msg("host I/O never completed");
 	}
-	vc_buf_free(b);
+	vc_buf_free(h.b);
 	return h.err;
 }
 
@@ -247,4 +255,84 @@ int t_inject(void *ctx, const struct vc_dev_io *io)
 		f->left--;
 	f->hits++;
 	return f->err;
+}
+
+/* ---- the queued backing device (tutil.h) ---- */
+
+static void q_submit(struct vc_dev *d, struct vc_dev_io *io)
+{
+	struct qdev *q = d->priv;
+	u32 i, w = 0;
+
+	q->q[q->n++] = io;
+	for (i = 0; i < q->n; i++)
+		if (q->q[i]->op == VC_DEV_WRITE)
+			w++;
+	if (w > q->max_writes_inflight)
+		q->max_writes_inflight = w;
+}
+
+static const struct vc_dev_ops q_ops = { .submit = q_submit };
+
+struct fwd {
+	struct vc_dev_io io;
+	struct vc_dev_io *orig;
+};
+
+static void fwd_end(struct vc_dev_io *io, int err)
+{
+	struct fwd *f = (struct fwd *)io;
+	struct vc_dev_io *o = f->orig;
+
+	free(f);
+	o->end_io(o, err);
+}
+
+/* Complete the oldest queued I/O; false if none. */
+bool q_pump_one(struct qdev *q)
+{
+	struct vc_dev_io *io;
+	struct fwd *f;
+
+	if (!q->n)
+		return false;
+	io = q->q[0];
+	memmove(q->q, q->q + 1, --q->n * sizeof(q->q[0]));
+	f = calloc(1, sizeof(*f));
+	f->io = *io;
+	f->io.dev = q->under;
+	f->io.end_io = fwd_end;
+	f->orig = io;
+	vc_dev_submit(&f->io);
+	return true;
+}
+
+bool q_pump(void *ctx)
+{
+	struct qdev *q = ctx;
+	bool did = q_pump_one(q);
+
+	t_now_ns += 50000000ULL;	/* 50 ms per step */
+	return vc_posix_run_work() > 0 || did;
+}
+
+void q_setup(struct tenv *t, struct qdev *q, struct vc_cache_config *cfg)
+{
+	t_setup(t, 1000, 8192, false, cfg);
+	memset(q, 0, sizeof(*q));
+	q->dev.ops = &q_ops;
+	q->dev.priv = q;
+	q->dev.nr_sectors = t->back_sectors;
+	q->under = vc_memdev_dev(t->bm);
+	strcpy(q->dev.name, "qdev");
+	assert_int_equal(vc_cache_detach(t->c, t->dev, 0), 0);
+	assert_int_equal(vc_cache_attach(t->c, &q->dev, "q0", &t->dev), 0);
+}
+
+/* Shut down with the queued device still attached: pump it meanwhile. */
+void q_teardown(struct tenv *t, struct qdev *q)
+{
+	vc_posix_set_pump(q_pump, q);
+	t_teardown(t);
+	vc_posix_set_pump(NULL, NULL);
 }

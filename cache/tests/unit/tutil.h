@@ -83,6 +83,19 @@ extern u64 t_io_wait_ms;
 /* The cgroup key requests are submitted with (0: none). */
 extern u64 t_cgroup;
 int t_io(struct tenv *t, u8 op, u32 flags, u64 sector, u32 len, void *data);
+/*
+ * The same, not waiting: submit, then t_done() says when the engine ended
+ * it (h->err its status); vc_buf_free(h->b) after.
+ */
+struct t_hio {
+	struct vc_host_io hio;
+	struct vc_buf *b;
+	int done;
+	int err;
+};
+void t_submit(struct tenv *t, struct t_hio *h, u8 op, u32 flags,
+	      u64 sector, u32 len, void *data);
+bool t_done(struct t_hio *h);
 int t_write_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed, u32 flags);
 /* Read and compare with the pattern; returns 0 if equal, 1 if not, <0 err */
 int t_check_pat(struct tenv *t, u64 blk, u32 nblk, u32 seed);
@@ -95,5 +108,24 @@ void t_fill(void *buf, u64 blk, u32 nblk, u32 seed);
 void t_advance_ms(u64 ms);
 void t_run(void);
 struct vc_stats t_stats(struct tenv *t);
+
+/*
+ * A queued backing device: its I/O completes only when the test says so
+ * (q_pump_one(): the oldest, forwarded to the memdev under it), so that a
+ * test can hold a request in flight and race another against it.
+ * q_setup() attaches it in place of t_setup()'s backing device (1000
+ * cache blocks, 8192 backing); q_pump() is a vc_posix_set_pump() hook
+ * (one I/O, 50 ms of clock, due work); q_teardown() pumps it meanwhile.
+ */
+struct qdev {
+	struct vc_dev dev;
+	struct vc_dev *under;
+	struct vc_dev_io *q[4096];
+	u32 n, max_writes_inflight;
+};
+bool q_pump_one(struct qdev *q);
+bool q_pump(void *ctx);
+void q_setup(struct tenv *t, struct qdev *q, struct vc_cache_config *cfg);
+void q_teardown(struct tenv *t, struct qdev *q);
 
 #endif
