@@ -325,8 +325,6 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 		r->newdirty = 1;
 		w |= B_DIRTY | B_FLASHDIRTY | B_REDIRTY;
 		w = (w & ~B_EPOCH_MASK) | ((u64)vc_cur_epoch(c) << B_EPOCH_SHIFT);
-		if (lazy)
-			w &= ~B_BUSY;
 		vc_md_note_dirty(c, vc_md_unit_of(c, r->blk));
 		vc_block_set_word(c, s, r->blk, w);
 		vc_spin_unlock(&s->lock);
@@ -335,8 +333,15 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 			vc_md_mark(c, r->blk, &r->mdw, wb_md_end);
 			return;
 		}
+		/*
+		 * The block stays BUSY until its record waits for the commit:
+		 * a FUA write of it finding it dirty in between would see no
+		 * commit pending and be acknowledged while the DIRTY record
+		 * its data depends on is on no commit's list (a power cut
+		 * then serves the backing device's older data).
+		 */
 		vc_md_defer(c, r->blk);
-		vc_redrive(c);
+		vc_clear_bits(c, r->blk, B_BUSY);	/* and redrives */
 		vc_req_done(r, 0);
 		return;
 	}
