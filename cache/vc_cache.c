@@ -125,8 +125,10 @@ static void cache_free(struct vc_cache *c)
 		vc_cpu_relax();
 	vc_work_cancel_sync(&c->clean_work);
 	vc_work_cancel_sync(&c->defer_work);
+	vc_work_cancel_sync(&c->split_work);
 	vc_work_destroy(&c->clean_work);
 	vc_work_destroy(&c->defer_work);
+	vc_work_destroy(&c->split_work);
 	vc_commit_free(c);
 	vc_io_pools_exit(c);
 	vc_mempool_exit(&c->md_pool);
@@ -164,6 +166,7 @@ static int cache_init(struct vc_cache *c)
 	vc_waitq_init(&c->io_wq);
 	vc_waitq_init(&c->flush_wq);
 	vc_work_init(&c->defer_work, vc_defer_work_fn);
+	vc_work_init(&c->split_work, vc_split_work_fn);
 	vc_spin_lock_init(&c->commit_lock);
 	vc_work_init(&c->commit_work, vc_commit_work_fn);
 	/* cache_free() may run from here on (it cancels these works) */
@@ -561,7 +564,7 @@ static bool md_retry_sync(struct vc_cache *c)
 	int tries;
 
 	for (tries = 0; tries < 3; tries++) {
-		vc_md_retry(c);
+		vc_md_retry(c, true);
 		if (vc_md_wait_idle(c))
 			return false;
 		if (!vc_atomic_read(&c->md_failed))
@@ -1062,6 +1065,7 @@ int vc_cache_shutdown(struct vc_cache *c, u32 flags)
 	vc_commit_stop(c);	/* the records are written below */
 	vc_cleaner_stop(c);
 	vc_work_cancel_sync(&c->defer_work);
+	vc_work_cancel_sync(&c->split_work);
 	/* background fills and metadata writes still in flight */
 	for (;;) {
 		e = vc_waitq_wait(&c->md_wq, no_busy, c, false, 10000000ULL);

@@ -1250,7 +1250,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 		return;
 	}
 	flush_check_done(c);
-	vc_md_retry(c);
+	vc_md_retry(c, false);
 	if (stop)
 		return;
 	vc_pidlist_tick(&c->pids, now);	/* expire exited processes */

@@ -406,6 +406,13 @@ struct vc_cache {
 	vc_atomic_t nr_deferred;	/* skip defer_lock when 0 */
 	struct vc_req *defer_head, *defer_tail;
 	vc_work_t defer_work;
+	/*
+	 * Host writes whose PREFLUSH is done, to be cut into pieces by
+	 * split_work (defer_lock): not in the completion that ended the
+	 * FLUSH, whose later waiters may hold the pieces it would wait for.
+	 */
+	struct vc_host_io *split_head, *split_tail;
+	vc_work_t split_work;
 
 	/* host requests in flight */
 	vc_atomic_t host_inflight;
@@ -630,7 +637,7 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 	       struct vc_buf *buf);
 int vc_md_wait_idle(struct vc_cache *c);
 int vc_md_pool_init(struct vc_cache *c);
-void vc_md_retry(struct vc_cache *c);
+void vc_md_retry(struct vc_cache *c, bool wait);
 void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 		       void (*fn)(struct vc_md_waiter *w, int err));
 
@@ -664,6 +671,7 @@ int vc_io_pools_init(struct vc_cache *c);
 void vc_io_pools_exit(struct vc_cache *c);
 void vc_defer(struct vc_cache *c, struct vc_req *r);
 void vc_defer_work_fn(vc_work_t *w);
+void vc_split_work_fn(vc_work_t *w);
 void vc_req_dispatch(struct vc_req *r);
 void vc_redrive(struct vc_cache *c);
 bool vc_invalidate_locked(struct vc_cache *c, struct vc_set *s, u32 blk);

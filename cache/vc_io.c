@@ -666,6 +666,47 @@ static void flush_end(struct vc_dev_io *io, int err)
 	flush_done_part(a);
 }
 
+/*
+ * The data of a host write whose PREFLUSH is done goes on in split_work,
+ * not here: this runs in the completion of a commit or a FLUSH, whose
+ * loop over its waiters (commit_finish(), md_complete()) may still hold
+ * the pieces of later ones, such as a FUA write's 256 waiting for the same
+ * commit.  Cutting the write here could wait in vc_mempool_alloc() for
+ * pieces only that loop gives back.
+ */
+static void split_later(struct vc_cache *c, struct vc_host_io *hio)
+{
+	hio->split_next = NULL;
+	vc_spin_lock(&c->defer_lock);
+	if (c->split_tail)
+		c->split_tail->split_next = hio;
+	else
+		c->split_head = hio;
+	c->split_tail = hio;
+	vc_spin_unlock(&c->defer_lock);
+	vc_work_queue(&c->split_work);
+}
+
+void vc_split_work_fn(vc_work_t *w)
+{
+	struct vc_cache *c = vc_container_of(w, struct vc_cache, split_work);
+	struct vc_host_io *hio;
+
+	for (;;) {
+		vc_spin_lock(&c->defer_lock);
+		hio = c->split_head;
+		if (hio) {
+			c->split_head = hio->split_next;
+			if (!c->split_head)
+				c->split_tail = NULL;
+		}
+		vc_spin_unlock(&c->defer_lock);
+		if (!hio)
+			break;
+		split_and_dispatch(c, hio);
+	}
+}
+
 static void flush_done_part(struct vc_aux *a)
 {
 	struct vc_cache *c = a->c;
@@ -684,7 +725,7 @@ static void flush_done_part(struct vc_aux *a)
 			vc_mempool_free(&c->aux_pool, a);
 			hio->aux = NULL;
 		}
-		split_and_dispatch(c, hio);
+		split_later(c, hio);
 		return;
 	}
 	vc_mempool_free(&c->aux_pool, a);

@@ -315,10 +315,43 @@ static void md_submit_mw(struct vc_cache *c, struct md_write *mw, u64 idx,
 	vc_dev_submit(&mw->io);
 }
 
-static void md_submit(struct vc_cache *c, u64 idx, u16 num)
+/*
+ * No md_write to be had at once for unit @idx: as a write that failed for
+ * lack of memory (md_complete()): its waiters keep waiting, the unit is
+ * retried shortly (vc_md_retry(), from the cleaner's work).
+ */
+static void md_nomem(struct vc_cache *c, u64 idx)
 {
-	/* never NULL */
-	md_submit_mw(c, vc_mempool_alloc(&c->md_pool), idx, num);
+	u32 li = (u32)(idx % VC_MD_LOCKS);
+
+	vc_spin_lock(&c->md_lock[li]);
+	if (!(c->md_flags[idx] & MDF_FAILED))
+		vc_atomic_inc(&c->md_failed);
+	c->md_flags[idx] = MDF_FAILED;
+	vc_work_queue_delayed(&c->clean_work, MD_NOMEM_RETRY_NS);
+	vc_spin_unlock(&c->md_lock[li]);
+	vc_atomic_inc(&c->wakers);
+	vc_atomic_dec(&c->md_inflight);
+	vc_waitq_wake_all(&c->md_wq);
+	vc_atomic_dec(&c->wakers);
+}
+
+/*
+ * @wait: may sleep for an md_write (the control paths' retries).  Else,
+ * from the I/O paths (completions, the cleaner's batches, which may start
+ * thousands of unit writes at once), an md_write only if there is one at
+ * once: waiting there could hold up the completions that give them back,
+ * and the pool keeps 16.
+ */
+static void md_submit(struct vc_cache *c, u64 idx, u16 num, bool wait)
+{
+	struct md_write *mw = wait ? vc_mempool_alloc(&c->md_pool) :
+				     vc_mempool_try_alloc(&c->md_pool);
+
+	if (mw)
+		md_submit_mw(c, mw, idx, num);
+	else
+		md_nomem(c, idx);
 }
 
 #define MD_POOL_MIN	16
@@ -367,18 +400,19 @@ void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 	}
 	vc_spin_unlock(&c->md_lock[li]);
 	if (start)
-		md_submit(c, idx, num);
+		md_submit(c, idx, num, false);
 }
 
 /*
- * Retry failed record-unit writes (from the cleaner's tick).  A unit
+ * Retry failed record-unit writes (from the cleaner's tick; @wait from the
+ * control paths, which may sleep for an md_write: md_submit()).  A unit
  * whose write is in flight is not written again beside it: two writes of
  * one unit in flight land in any order, and an older snapshot landing
  * last could erase a DIRTY record or bring back a stale one.  The write in
  * flight already carries the newest state, or is followed by another
  * (MDF_DIRTY).
  */
-void vc_md_retry(struct vc_cache *c)
+void vc_md_retry(struct vc_cache *c, bool wait)
 {
 	u64 idx;
 
@@ -399,7 +433,7 @@ void vc_md_retry(struct vc_cache *c)
 		}
 		vc_spin_unlock(&c->md_lock[li]);
 		if (go)
-			md_submit(c, idx, num);
+			md_submit(c, idx, num, wait);
 	}
 }
 

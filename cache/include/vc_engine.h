@@ -273,6 +273,7 @@ struct vc_host_io {
 	u64 start_ns;
 	vc_atomic_t eflags;
 	void *aux;
+	struct vc_host_io *split_next;	/* on the cache's split list */
 };
 
 /*

@@ -67,6 +67,34 @@ static void test_failed_commit_record_requeued(void **st)
 }
 
 /*
+ * A record write with no md_write to be had at once (the I/O paths take
+ * one only if there is one: waiting in a completion could hold up the
+ * ones that give them back) is retried shortly: a FUA write that needs
+ * it is acknowledged once the retry wrote it, durable across a power cut.
+ */
+static void test_record_write_without_md_write(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(50);
+	struct tenv t;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 9, 1);
+	vc_posix_fail_try_allocs(1);
+	t_io_wait_ms = 1;		/* the retry is a timer */
+	assert_int_equal(t_write_pat(&t, 9, 1, 2, VC_IO_FUA), 0);
+	t_io_wait_ms = 0;
+	/* its record write asked for an md_write and was refused */
+	assert_int_equal(vc_posix_try_allocs_left(), 0);
+	vc_posix_fail_try_allocs(0);
+	assert_int_equal(vc_atomic_read(&t.c->md_failed), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 9, 1, 2), 0);
+	t_teardown(&t);
+}
+
+/*
  * 2. A write-through write over a block written back whose clean record
  * is not durable (FLASHDIRTY), then a host FLUSH whose cache flush fails:
  * the stale DIRTY record must not serve the old data after a power cut.
@@ -373,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_home_only_when_needed),
 		cmocka_unit_test(test_failed_commit_record_requeued),
+		cmocka_unit_test(test_record_write_without_md_write),
 		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),
 		cmocka_unit_test(test_shutdown_records_after_data),
 		cmocka_unit_test(test_stale_clean_sb_copy),
