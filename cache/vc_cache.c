@@ -144,6 +144,7 @@ static void cache_free(struct vc_cache *c)
 	vc_waitq_destroy(&c->io_wq);
 	vc_waitq_destroy(&c->flush_wq);
 	vc_mutex_destroy(&c->ctl_mutex);
+	vc_mutex_destroy(&c->flush_mark_mutex);
 	vc_seq_destroy(&c->seq);
 	vc_pidlist_destroy(&c->pids);
 	vc_pcpu_exit(&c->lat);
@@ -159,6 +160,7 @@ static int cache_init(struct vc_cache *c)
 	int err;
 
 	vc_mutex_init(&c->ctl_mutex);
+	vc_mutex_init(&c->flush_mark_mutex);
 	for (i = 0; i < VC_MD_LOCKS; i++)
 		vc_spin_lock_init(&c->md_lock[i]);
 	vc_spin_lock_init(&c->defer_lock);
@@ -573,6 +575,8 @@ static bool md_retry_sync(struct vc_cache *c)
 	return false;
 }
 
+static bool dev_io_done(void *arg);
+
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 {
 	struct dev_scan ds = { .c = c, .id = id,
@@ -593,6 +597,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		goto out;
 	if (ds.keep) {
 		c->bdev[id].parked = true;	/* the cleaner picks none */
+		vc_flush_unmark_dev(c, id);	/* nor can a flush */
 		vc_verify_fingerprint(c, id);	/* before they are dropped */
 	} else if (!ds.force) {
 		err = vc_cache_flush(c, id, NULL, NULL);
@@ -611,6 +616,14 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		if (err != -ETIMEDOUT)
 			goto out;
 	}
+	/*
+	 * Its blocks are out of the runs, but the batch's backing FLUSH (the
+	 * runs of other devices still in flight) may yet be sent to it: wait
+	 * for that too, as unplug does, before the caller closes it.
+	 */
+	while (vc_waitq_wait(&c->md_wq, dev_io_done, &ds, false,
+			     10000000ULL) == -ETIMEDOUT)
+		;
 	/*
 	 * A record of this device that may still say dirty must be cleared
 	 * before its id can name another device.
@@ -759,6 +772,7 @@ int vc_cache_unplug(struct vc_cache *c, u32 id)
 		return 0;
 	}
 	c->bdev[id].parked = true;	/* the cleaner picks none */
+	vc_flush_unmark_dev(c, id);	/* nor can a flush */
 	vc_verify_fingerprint(c, id);	/* before they are dropped */
 	/* clean blocks go (best effort: their records may not be writable) */
 	drop_dev_blocks(&ds);

@@ -882,9 +882,12 @@ static void batch_flush(struct vc_cache *c)
 	f->c = c;
 	vc_atomic_set(&f->pending, 1);
 	for (d = 0; d < VC_MAX_BACKING; d++) {
+		struct vc_dev *dev;
+
 		if (!(c->batch_dev_mask & (1u << d)))
 			continue;
-		if (!c->bdev[d].dev) {
+		dev = c->bdev[d].dev;
+		if (!dev) {
 			/*
 			 * Detached while the batch's other runs were in
 			 * flight: no FLUSH made its writes durable, so its
@@ -895,7 +898,7 @@ static void batch_flush(struct vc_cache *c)
 		}
 		vc_atomic_inc(&f->pending);
 		vc_stat_add(VC_DSTAT(c, d, wb_flushes), 1);
-		f->io[d].dev = c->bdev[d].dev;
+		f->io[d].dev = dev;
 		f->io[d].op = VC_DEV_FLUSH;
 		f->io[d].end_io = batch_flush_end;
 		f->io[d].private = f;
@@ -1423,10 +1426,52 @@ void vc_cleaner_free(struct vc_cache *c)
 }
 
 /* ------------------------------------------------------ flush on demand */
+/*
+ * The marks a cancelled flush left (its batch may still clean some of
+ * them, counting each against flush_remaining as if it were ours): gone
+ * before the count starts.  No block carries FLUSHME afterwards, and
+ * only flush_begin() sets it (flush_mark_mutex held).
+ */
+static void flush_clear_stale_marks(struct vc_cache *c)
+{
+	u32 si;
+
+	for (si = 0; si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; i < s->ways; i++)
+			if (c->words[s->first + i] & B_FLUSHME)
+				vc_store_u64(&c->words[s->first + i],
+					     c->words[s->first + i] & ~B_FLUSHME);
+		vc_spin_unlock(&s->lock);
+	}
+}
+
+static int flush_mark(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
+		      void *arg, bool background, u64 *seq);
+
 static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		       void *arg, bool background, u64 *seq)
 {
+	int err;
+
+	vc_mutex_lock(&c->flush_mark_mutex);
+	err = flush_mark(c, dev_id, done, arg, background, seq);
+	vc_mutex_unlock(&c->flush_mark_mutex);
+	if (!err) {
+		vc_cache_kick_cleaner(c);
+		flush_check_done(c);
+	}
+	return err;
+}
+
+static int flush_mark(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
+		      void *arg, bool background, u64 *seq)
+{
 	u64 marked = 0, absent = 0;
+	bool stale;
 	u32 si;
 
 	if (dev_id != VC_DEV_ID_ALL &&
@@ -1438,6 +1483,8 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		vc_spin_unlock(&c->clean_lock);
 		return -EBUSY;
 	}
+	stale = c->flush_marks_stale;
+	c->flush_marks_stale = false;
 	c->flush_active = true;
 	c->flush_target = 0;
 	*seq = ++c->flush_seq;
@@ -1449,6 +1496,11 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 	/* a large bias keeps the count positive while marking */
 	vc_atomic64_set(&c->flush_remaining, 1LL << 62);
 	vc_spin_unlock(&c->clean_lock);
+	if (stale) {
+		flush_clear_stale_marks(c);
+		/* what their cleaning took off the bias meanwhile */
+		vc_atomic64_set(&c->flush_remaining, 1LL << 62);
+	}
 
 	for (si = 0; si < c->nr_sets; si++) {
 		struct vc_set *s = &c->sets[si];
@@ -1470,8 +1522,6 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 				absent++;
 			}
 
-			if (w & B_FLUSHME)
-				w &= ~B_FLUSHME;	/* stale mark */
 			if (want) {
 				w |= B_FLUSHME;
 				marked++;
@@ -1487,9 +1537,51 @@ static int flush_begin(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 		c->flush_result = -ENODEV;	/* not everything can go home */
 	vc_spin_unlock(&c->clean_lock);
 	vc_atomic64_add(&c->flush_remaining, (s64)marked - (1LL << 62));
-	vc_cache_kick_cleaner(c);
-	flush_check_done(c);
 	return 0;
+}
+
+/*
+ * Device @id is parked (detach keeping its dirty blocks, unplug): the
+ * cleaner takes none of its blocks, so a running flush would wait for
+ * ever for those it marked.  They are unmarked (each counted off) and
+ * the flush ends with -ENODEV, as one that found the device absent.
+ */
+void vc_flush_unmark_dev(struct vc_cache *c, u32 id)
+{
+	bool active;
+	u64 n = 0;
+	u32 si;
+
+	vc_mutex_lock(&c->flush_mark_mutex);
+	vc_spin_lock(&c->clean_lock);
+	active = c->flush_active;
+	vc_spin_unlock(&c->clean_lock);
+	for (si = 0; active && si < c->nr_sets; si++) {
+		struct vc_set *s = &c->sets[si];
+		u32 i;
+
+		vc_spin_lock(&s->lock);
+		for (i = 0; i < s->ways; i++) {
+			u32 blk = s->first + i;
+			u64 w = c->words[blk];
+
+			if ((w & B_FLUSHME) && (w & (B_VALID | B_TOMB)) &&
+			    vc_key_dev(w) == id) {
+				vc_block_set_word(c, s, blk, w & ~B_FLUSHME);
+				n++;
+			}
+		}
+		vc_spin_unlock(&s->lock);
+	}
+	if (n) {
+		vc_spin_lock(&c->clean_lock);
+		if (c->flush_active)
+			c->flush_result = -ENODEV;
+		vc_spin_unlock(&c->clean_lock);
+	}
+	vc_mutex_unlock(&c->flush_mark_mutex);
+	if (n)
+		flush_check_done(c);
 }
 
 struct flush_wait {
@@ -1545,6 +1637,7 @@ static void flush_cancel_seq(struct vc_cache *c, u64 seq)
 	if (c->flush_active &&
 	    (seq ? c->flush_seq == seq : c->flush_background)) {
 		c->flush_active = false;
+		c->flush_marks_stale = true;	/* its batch may go on */
 		c->flush_last_result = -EINTR;
 		c->flush_results[c->flush_seq % 8] = -EINTR;
 		c->flush_done_seq = c->flush_seq;

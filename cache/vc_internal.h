@@ -490,6 +490,13 @@ struct vc_cache {
 	vc_flush_done_fn flush_done;
 	void *flush_done_arg;
 	vc_waitq_t flush_wq;
+	/*
+	 * Held while marking blocks for a flush (flush_begin()) or taking a
+	 * parked device's marks back (vc_flush_unmark_dev()): what the count
+	 * of marks (flush_remaining) says must match the marks.
+	 */
+	vc_mutex_t flush_mark_mutex;
+	bool flush_marks_stale;	/* a cancelled flush left its marks */
 
 	/* classifiers */
 	struct vc_seq seq;
@@ -638,6 +645,7 @@ int vc_sync_io(struct vc_dev *dev, u8 op, u32 flags, u64 sector, u32 len,
 int vc_md_wait_idle(struct vc_cache *c);
 int vc_md_pool_init(struct vc_cache *c);
 void vc_md_retry(struct vc_cache *c, bool wait);
+void vc_flush_unmark_dev(struct vc_cache *c, u32 id);
 void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 		       void (*fn)(struct vc_md_waiter *w, int err));
 
