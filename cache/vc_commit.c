@@ -284,8 +284,13 @@ static void commit_finish(struct vc_cache *c)
 	}
 	again = (c->commit_waiters || c->commit_flush_wanted ||
 		 c->commit_nr >= COMMIT_EARLY) && !c->commit_stop;
-	/* failed units are retried on the timer, not in a loop */
-	retry = !again && err && c->commit_nr && !c->commit_stop;
+	/*
+	 * Failed units are retried on the timer, not in a loop.  And units
+	 * deferred while this commit ran: their timer (armed by the first of
+	 * them, vc_md_defer()) may have fired into it and found it running;
+	 * no later deferral arms another, so arm it here.
+	 */
+	retry = !again && c->commit_nr && !c->commit_stop;
 	c->commit_running = false;
 	vc_spin_unlock(&c->commit_lock);
 	while (done) {
@@ -298,8 +303,10 @@ static void commit_finish(struct vc_cache *c)
 		vc_work_queue(&c->commit_work);
 	else if (retry)
 		vc_work_queue_delayed(&c->commit_work,
-				      vc_max_u64(vc_param(c, VC_P_COMMIT_MS),
-						 COMMIT_RETRY_MS) * 1000000ULL);
+				      (err ? vc_max_u64(vc_param(c, VC_P_COMMIT_MS),
+							COMMIT_RETRY_MS) :
+					     vc_param(c, VC_P_COMMIT_MS)) *
+				      1000000ULL);
 	vc_atomic_inc(&c->wakers);
 	vc_waitq_wake_all(&c->md_wq);
 	vc_atomic_dec(&c->wakers);
