@@ -120,6 +120,25 @@ bool vc_throttle_write(struct vc_cache *c, struct vc_req *r)
 	return true;
 }
 
+/*
+ * Slowed writes go at their deadline (VC_THROTTLE_MAX_NS after the first)
+ * even when no batch can start (the dirty blocks' devices parked or
+ * absent): a kick of the work before it ran the deadline's pass early,
+ * and the pass then armed only the next tick (clean_interval_ms, 1 s by
+ * default, up to an hour).  An earlier timer pulls the pending one in.
+ */
+static void throttle_rearm(struct vc_cache *c)
+{
+	u64 due = 0, now = vc_now_ns();
+
+	vc_spin_lock(&c->clean_lock);
+	if (c->thr_head)
+		due = c->thr_since_ns + VC_THROTTLE_MAX_NS;
+	vc_spin_unlock(&c->clean_lock);
+	if (due)
+		vc_work_queue_delayed(&c->clean_work, due > now ? due - now : 1);
+}
+
 /* Let the slowed writes go (all of them: they are few, and short). */
 static void throttle_release(struct vc_cache *c, bool all)
 {
@@ -1344,6 +1363,7 @@ void vc_clean_work_fn(vc_work_t *wk)
 	vc_work_queue_delayed(&c->clean_work,
 			      vc_max_u64(1, vc_param(c, VC_P_CLEAN_INTERVAL_MS)) *
 			      1000000ULL);
+	throttle_rearm(c);
 }
 
 int vc_cleaner_init(struct vc_cache *c)
