@@ -813,6 +813,18 @@ int vc_cache_set_mode(struct vc_cache *c, enum vc_mode mode)
 			   c->cdev->name);
 		return -EIO;
 	}
+	/*
+	 * Nor back to write-back while a FLUSH whose commit failed waits for
+	 * the dirty data to drain: it completes when none is left, which new
+	 * dirty writes would put off for as long as they come.
+	 */
+	if (mode == VC_MODE_WB && vc_atomic_read(&c->degraded) &&
+	    vc_drain_waiting(c)) {
+		vc_mutex_unlock(&c->ctl_mutex);
+		vc_log_err("%s: cannot return to write-back yet: a FLUSH waits for the dirty data to drain after a failed cache flush; retry once it is done",
+			   c->cdev->name);
+		return -EBUSY;
+	}
 	vc_atomic_set(&c->mode, (int)mode);
 	vc_atomic_set(&c->degraded, 0);
 	persist_sb(c);

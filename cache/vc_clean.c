@@ -234,6 +234,17 @@ void vc_drain_md_done(struct vc_cache *c, int err)
 	drain_check_md(c, 0, err && err != -ENOMEM);
 }
 
+/* Does a FLUSH or FUA write wait for a drain (vc_drain_wait())? */
+bool vc_drain_waiting(struct vc_cache *c)
+{
+	bool waiting;
+
+	vc_spin_lock(&c->clean_lock);
+	waiting = c->drain_waiters != NULL;
+	vc_spin_unlock(&c->clean_lock);
+	return waiting;
+}
+
 void vc_drain_wait(struct vc_cache *c, struct vc_drain_waiter *w, u32 dev)
 {
 	w->dev = dev;

@@ -646,6 +646,7 @@ int vc_md_wait_idle(struct vc_cache *c);
 int vc_md_pool_init(struct vc_cache *c);
 void vc_md_retry(struct vc_cache *c, bool wait);
 void vc_flush_unmark_dev(struct vc_cache *c, u32 id);
+bool vc_drain_waiting(struct vc_cache *c);
 void vc_md_mark_sector(struct vc_cache *c, u64 idx, struct vc_md_waiter *w,
 		       void (*fn)(struct vc_md_waiter *w, int err));
 

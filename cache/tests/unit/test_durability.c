@@ -95,6 +95,40 @@ static void test_record_write_without_md_write(void **st)
 }
 
 /*
+ * A host FLUSH whose commit failed waits for the dirty data to drain; the
+ * administrator's return to write-back meanwhile would let new dirty
+ * writes put that off for as long as they come: refused (EBUSY) until
+ * the drain is done.
+ */
+static void test_no_write_back_during_drain(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(50);
+	struct t_inj fl = { .op = VC_DEV_FLUSH, .left = 1, .err = -EIO };
+	struct t_hio f;
+	struct tenv t;
+	struct qdev q;
+	int i;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	assert_int_equal(t_write_pat(&t, 7, 1, 3, 0), 0);	/* dirty */
+	vc_memdev_set_fail(t.cm, t_inject, &fl);
+	t_submit(&t, &f, VC_OP_FLUSH, 0, 0, 0, NULL);
+	while (vc_posix_run_work())
+		;
+	assert_int_equal(fl.hits, 1);			/* the commit failed */
+	assert_false(t_done(&f));			/* waits for the drain */
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WB), -EBUSY);
+	for (i = 0; i < 200 && !t_done(&f); i++)
+		q_pump(&q);
+	assert_true(t_done(&f));
+	assert_int_equal(f.err, 0);
+	assert_true(t_backing_has(&t, 7, 1, 3));
+	assert_int_equal(vc_cache_set_mode(t.c, VC_MODE_WB), 0);
+	q_teardown(&t, &q);
+}
+
+/*
  * 2. A write-through write over a block written back whose clean record
  * is not durable (FLASHDIRTY), then a host FLUSH whose cache flush fails:
  * the stale DIRTY record must not serve the old data after a power cut.
@@ -402,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_flush_home_only_when_needed),
 		cmocka_unit_test(test_failed_commit_record_requeued),
 		cmocka_unit_test(test_record_write_without_md_write),
+		cmocka_unit_test(test_no_write_back_during_drain),
 		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),
 		cmocka_unit_test(test_shutdown_records_after_data),
 		cmocka_unit_test(test_stale_clean_sb_copy),
