@@ -321,13 +321,15 @@ static int vcc_dev_verify(struct vcc_dev *d, struct netlink_ext_ack *ext)
 
 /*
  * Open @devt exclusively as @d's backing device, attach it to the engine
- * and create its cached device.  On failure @d is as before (waiting).
+ * and create its cached device.  On failure @d is as before: a new device
+ * unknown to the engine, or (@returning) one waiting in its slot, with its
+ * identity and dirty data.
  * @hotplug: found by its identity alone (auto-attach, no one vouched for
  * the disk): it must also have exactly the size the cache recorded for it
  * and hold the clean blocks the cache has of it (vcache(4), "Auto-attach").
  */
 static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
-			struct netlink_ext_ack *ext)
+			bool returning, struct netlink_ext_ack *ext)
 {
 	struct vcc_cache *c = d->cache;
 	u32 id;
@@ -391,8 +393,12 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 	if (err) {
 		vcc_ext_err(ext, "cannot create the cached device of %s (error %d)",
 			    d->bdev_name, err);
-		/* the engine must not keep a device closed below */
-		if (vc_cache_detach(c->engine, id, 0))
+		/*
+		 * The engine must not keep a device closed below.  One that
+		 * came back keeps its slot (waiting again: the driver keeps
+		 * @d there); forgetting it would free the slot under @d.
+		 */
+		if (returning || vc_cache_detach(c->engine, id, 0))
 			vc_cache_unplug(c->engine, id);
 		goto out_close;
 	}
@@ -691,7 +697,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	err = -ENOMEM;
 	if (!d)
 		goto out_teardown;
-	err = vcc_dev_plug(d, a->backing_devt, false, ext);
+	err = vcc_dev_plug(d, a->backing_devt, false, false, ext);
 	if (err) {
 		kfree(d);
 		goto out_teardown;
@@ -712,7 +718,8 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	return 0;
 
 out_teardown:
-	vcc_teardown(c, 0);
+	/* its superblocks erased: a plain device must not load it later */
+	vcc_teardown(c, VC_SHUTDOWN_FORGET);
 	vcc_flash_forget(c);
 out_free:
 	vcc_free(c);
@@ -829,7 +836,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 			  bool hotplug, struct netlink_ext_ack *ext)
 {
-	int err = vcc_dev_plug(d, devt, hotplug, ext);
+	int err = vcc_dev_plug(d, devt, hotplug, true, ext);
 
 	if (!err) {
 		vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
@@ -894,7 +901,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	d = vcc_dev_alloc(c, devname, ident);
 	if (!d)
 		return -ENOMEM;
-	err = vcc_dev_plug(d, devt, false, ext);
+	err = vcc_dev_plug(d, devt, false, false, ext);
 	if (err) {
 		kfree(d);
 		return err;
@@ -1277,8 +1284,12 @@ void vcc_exit(void)
 	vcc_ready = false;
 	mutex_unlock(&vcc_lock);
 	cancel_delayed_work_sync(&vcc_watch);
-	vcc_card_exit();
+	/*
+	 * The caches first, the card notices after: a card removed in
+	 * between still has its caches stopped before its regions go.
+	 */
 	vcc_stop_all(NULL);
+	vcc_card_exit();
 	vcc_proc_exit();
 	vcc_disk_exit();
 }

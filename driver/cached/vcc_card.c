@@ -522,7 +522,8 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 		return 0;
 	n = vcd_region_list(card, ri, n);
 	mutex_lock(&vcc_lock);
-	for (i = 0; i < n; i++)
+	/* not while the module unloads (vcc_exit() stopped every cache) */
+	for (i = 0; vcc_is_ready() && i < n; i++)
 		vcc_restore_one(card, &ri[i]);
 	waiting = vcc_card_waits(card);
 	mutex_unlock(&vcc_lock);

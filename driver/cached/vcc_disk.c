@@ -286,7 +286,10 @@ int vcc_dev_start(struct vcc_dev *d)
 	vcd_release_hold();	/* its release calls vcd_free_disk() */
 	err = vcc_sysfs_add(d);
 	if (err) {
+		/* as vcc_dev_stop(): bios that udev's reads sent must end */
 		del_gendisk(disk);
+		percpu_ref_kill(&d->active);
+		wait_for_completion(&d->drained);
 		goto out_put;
 	}
 	/* udev names /dev/vcache/NAME from vcache/name, there only now */
