@@ -1183,10 +1183,23 @@ void vcc_flush_cancel(struct vcc_cache *c)
  * A cache whose engine was loaded from its flash (vcc_card.c): its
  * backing slots become cached devices waiting for their disks.
  */
+/* Is @name a cached device's, of a listed cache or of @c (not listed)? */
+static bool vcc_devname_taken(struct vcc_cache *c, const char *name)
+{
+	int j;
+
+	if (vcc_find_devname(name))
+		return true;
+	for (j = 0; j < VC_MAX_BACKING; j++)
+		if (c->devs[j] && !strcmp(c->devs[j]->devname, name))
+			return true;
+	return false;
+}
+
 void vcc_restore_devs(struct vcc_cache *c)
 {
 	struct vc_backing_info bi;
-	int i;
+	int i, k;
 
 	for (i = 0; i < VC_MAX_BACKING; i++) {
 		struct vcc_dev *d;
@@ -1195,10 +1208,19 @@ void vcc_restore_devs(struct vcc_cache *c)
 
 		if (vc_cache_backing_info(c->engine, i, &bi))
 			continue;
+		/*
+		 * A name from the table that is damaged, or taken (by
+		 * another cache, or by another slot of this one, which is
+		 * not listed yet): a made-up one, itself not taken.
+		 */
 		if (!c->conf[i].in_use || !vcc_valid_name(devname) ||
-		    vcc_find_devname(devname)) {
-			snprintf(name, sizeof(name), "%.*s-%d",
-				 VCACHE_NAME_MAX - 5, c->name, i);
+		    vcc_devname_taken(c, devname)) {
+			k = i;
+			do
+				snprintf(name, sizeof(name), "%.*s-%d",
+					 VCACHE_NAME_MAX - 12, c->name, k++);
+			while (vcc_devname_taken(c, name) &&
+			       k < i + 64 * VC_MAX_BACKING);
 			devname = name;
 		}
 		d = vcc_dev_alloc(c, devname, bi.uuid);
