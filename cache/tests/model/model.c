@@ -34,7 +34,7 @@ struct run {
 	int errors;		/* 0 none, 1 cache writes, 2 backing, 3 lossy, 4 both */
 	u64 stream_next[4][H_MAX_DEV];
 	/* figures */
-	u64 n_mode, n_policy, n_param, n_fod, n_bgflush, n_detach;
+	u64 n_mode, n_mode_busy, n_policy, n_param, n_fod, n_bgflush, n_detach;
 	u64 n_overtake;		/* whole-block writes racing a read */
 	u64 n_shutdown, n_crash, n_pid, n_seq;
 	u64 n_cut_loaded, n_force, n_load_retry, n_sweeps;
@@ -300,13 +300,23 @@ static void op_mode(struct run *r)
 {
 	struct harness *h = &r->h;
 	enum vc_mode m = (enum vc_mode)h_rand_below(h, VC_NR_MODES);
+	bool degraded;
+	int err;
 
 	/* write-back most of the time: that is where bugs hide */
 	if (h_rand_below(h, 2))
 		m = VC_MODE_WB;
+	/* degraded: write-back waits while a FLUSH drains (EBUSY) */
+	degraded = vc_cache_get_mode(h->c) != vc_cache_get_requested_mode(h->c);
 	note(h, "set mode %s", vc_mode_name(m));
-	if (vc_cache_set_mode(h->c, m))
-		h_fail(h, "set_mode(%d) failed", m);
+	err = vc_cache_set_mode(h->c, m);
+	if (err == -EBUSY && m == VC_MODE_WB && degraded) {
+		note(h, "set mode write-back refused: a FLUSH drains");
+		r->n_mode_busy++;
+		return;
+	}
+	if (err)
+		h_fail(h, "set_mode(%d) failed (%d)", m, err);
 	if (vc_cache_get_requested_mode(h->c) != m)
 		h_fail(h, "requested mode %d, engine says %d", m,
 		       vc_cache_get_requested_mode(h->c));
@@ -917,9 +927,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)h->lost_reads,
 	       (unsigned long long)h->strict_after_crash,
 	       (unsigned long long)h->discard_superseded);
-	printf("model: %llu sectors checked; mode %llu policy %llu param %llu pid %llu fod %llu bgflush %llu detach %llu shutdown %llu crash %llu; host errors %llu, stale tolerated %llu\n",
+	printf("model: %llu sectors checked; mode %llu (%llu refused during a drain) policy %llu param %llu pid %llu fod %llu bgflush %llu detach %llu shutdown %llu crash %llu; host errors %llu, stale tolerated %llu\n",
 	       (unsigned long long)h->sectors_checked,
-	       (unsigned long long)r->n_mode, (unsigned long long)r->n_policy,
+	       (unsigned long long)r->n_mode,
+	       (unsigned long long)r->n_mode_busy, (unsigned long long)r->n_policy,
 	       (unsigned long long)r->n_param, (unsigned long long)r->n_pid,
 	       (unsigned long long)r->n_fod, (unsigned long long)r->n_bgflush,
 	       (unsigned long long)r->n_detach,
