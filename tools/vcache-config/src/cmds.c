@@ -587,9 +587,10 @@ static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
  */
 static int hotplug_all(struct vcc_nl *nl)
 {
+	static char first[sizeof(vcc_errbuf)];
+	int rc = 0, pass, r, first_code = 0;
 	struct dirent *de;
 	DIR *dir;
-	int rc = 0, pass, r;
 
 	/* caches on block devices first, then their backing devices */
 	for (pass = 0; pass < 2; pass++) {
@@ -611,11 +612,22 @@ static int hotplug_all(struct vcc_nl *nl)
 				r = hotplug_cache(nl, &b);
 			else
 				r = b.ident[0] ? hotplug_one(nl, &b) : 0;
+			/*
+			 * the first failure is the one to report: a later
+			 * device's ordinary ENOENT (nobody waits for it) also
+			 * leaves its message, which would hide it
+			 */
+			if (r < 0 && !rc) {
+				snprintf(first, sizeof(first), "%s", vcc_errbuf);
+				first_code = vcc_err_code;
+			}
 			if (r < 0)
 				rc = -1;
 		}
 		closedir(dir);
 	}
+	if (rc)
+		vcc_fail(first_code, "%s", first);
 	return rc;
 }
 
