@@ -321,7 +321,10 @@ void vc_cache_flush_get_progress(struct vc_cache *c,
 void vc_cache_flush_cancel(struct vc_cache *c);
 
 /* ---------------------------------------------------------------------
- * Online control.  All return 0 or -EINVAL.
+ * Online control.  All return 0 or -EINVAL.  vc_cache_set_mode() also
+ * clears a degradation, and is refused with -EIO while metadata cannot
+ * be written, and for write-back with -EBUSY while a FLUSH whose commit
+ * failed waits for the dirty data to drain (API.md).
  */
 int vc_cache_set_mode(struct vc_cache *c, enum vc_mode mode);
 enum vc_mode vc_cache_get_mode(struct vc_cache *c);

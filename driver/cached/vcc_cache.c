@@ -1093,6 +1093,10 @@ int vcc_set(struct vcc_cache *c, const struct vcc_settings *s,
 				vcc_ext_err(ext,
 					    "cache %s: metadata not writable (flash errors): mode stays degraded",
 					    c->name);
+			else if (err == -EBUSY)
+				vcc_ext_err(ext,
+					    "cache %s: a FLUSH waits for the dirty data to drain after a failed cache flush: write-back once it is done",
+					    c->name);
 			else
 				vcc_ext_err(ext, "mode refused by cache %s",
 					    c->name);
