@@ -240,7 +240,7 @@ bool vc_drain_waiting(struct vc_cache *c)
 	bool waiting;
 
 	vc_spin_lock(&c->clean_lock);
-	waiting = c->drain_waiters != NULL;
+	waiting = c->drain_waiters;
 	vc_spin_unlock(&c->clean_lock);
 	return waiting;
 }
@@ -1458,13 +1458,14 @@ void vc_cleaner_free(struct vc_cache *c)
 
 /* ------------------------------------------------------ flush on demand */
 /*
- * The marks a cancelled flush left (its batch may still clean some of
- * them, counting each against flush_remaining as if it were ours): gone
- * before the count starts.  No block carries FLUSHME afterwards, and
- * only flush_begin() sets it (flush_mark_mutex held).
+ * Take the flush marks off the blocks of device @dev (VC_DEV_ID_ALL:
+ * every block); @counted: each counted off flush_remaining (the marks of
+ * the running flush), else stored directly (a cancelled flush's).
+ * flush_mark_mutex held.  Returns how many.
  */
-static void flush_clear_stale_marks(struct vc_cache *c)
+static u64 flush_unmark(struct vc_cache *c, u32 dev, bool counted)
 {
+	u64 n = 0;
 	u32 si;
 
 	for (si = 0; si < c->nr_sets; si++) {
@@ -1472,12 +1473,23 @@ static void flush_clear_stale_marks(struct vc_cache *c)
 		u32 i;
 
 		vc_spin_lock(&s->lock);
-		for (i = 0; i < s->ways; i++)
-			if (c->words[s->first + i] & B_FLUSHME)
-				vc_store_u64(&c->words[s->first + i],
-					     c->words[s->first + i] & ~B_FLUSHME);
+		for (i = 0; i < s->ways; i++) {
+			u32 blk = s->first + i;
+			u64 w = c->words[blk];
+
+			if (!(w & B_FLUSHME) ||
+			    (dev != VC_DEV_ID_ALL &&
+			     (!(w & (B_VALID | B_TOMB)) || vc_key_dev(w) != dev)))
+				continue;
+			if (counted)
+				vc_block_set_word(c, s, blk, w & ~B_FLUSHME);
+			else
+				vc_store_u64(&c->words[blk], w & ~B_FLUSHME);
+			n++;
+		}
 		vc_spin_unlock(&s->lock);
 	}
+	return n;
 }
 
 static int flush_mark(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
@@ -1528,8 +1540,13 @@ static int flush_mark(struct vc_cache *c, u32 dev_id, vc_flush_done_fn done,
 	vc_atomic64_set(&c->flush_remaining, 1LL << 62);
 	vc_spin_unlock(&c->clean_lock);
 	if (stale) {
-		flush_clear_stale_marks(c);
-		/* what their cleaning took off the bias meanwhile */
+		/*
+		 * The marks a cancelled flush left (its batch may still clean
+		 * some, counting each off as if it were ours) go before the
+		 * count starts; what their cleaning took off the bias
+		 * meanwhile is put back.  Only flush_mark() sets marks.
+		 */
+		flush_unmark(c, VC_DEV_ID_ALL, false);
 		vc_atomic64_set(&c->flush_remaining, 1LL << 62);
 	}
 
@@ -1581,29 +1598,13 @@ void vc_flush_unmark_dev(struct vc_cache *c, u32 id)
 {
 	bool active;
 	u64 n = 0;
-	u32 si;
 
 	vc_mutex_lock(&c->flush_mark_mutex);
 	vc_spin_lock(&c->clean_lock);
 	active = c->flush_active;
 	vc_spin_unlock(&c->clean_lock);
-	for (si = 0; active && si < c->nr_sets; si++) {
-		struct vc_set *s = &c->sets[si];
-		u32 i;
-
-		vc_spin_lock(&s->lock);
-		for (i = 0; i < s->ways; i++) {
-			u32 blk = s->first + i;
-			u64 w = c->words[blk];
-
-			if ((w & B_FLUSHME) && (w & (B_VALID | B_TOMB)) &&
-			    vc_key_dev(w) == id) {
-				vc_block_set_word(c, s, blk, w & ~B_FLUSHME);
-				n++;
-			}
-		}
-		vc_spin_unlock(&s->lock);
-	}
+	if (active)
+		n = flush_unmark(c, id, true);
 	if (n) {
 		vc_spin_lock(&c->clean_lock);
 		if (c->flush_active)

@@ -140,6 +140,28 @@ static void md_submit_mw(struct vc_cache *c, struct md_write *mw, u64 idx,
 			 u16 num);
 
 /*
+ * Unit @idx's write failed (or, -ENOMEM, could not be made): retried by
+ * vc_md_retry(), soon for lack of memory.  md_lock of @idx held.
+ */
+static void md_fail_locked(struct vc_cache *c, u64 idx, bool nomem)
+{
+	if (!(c->md_flags[idx] & MDF_FAILED))
+		vc_atomic_inc(&c->md_failed);
+	c->md_flags[idx] = MDF_FAILED;
+	if (nomem)	/* retried soon, not only at the next tick */
+		vc_work_queue_delayed(&c->clean_work, MD_NOMEM_RETRY_NS);
+}
+
+/* A unit write is over: md_inflight lets @c go once the wakers are out. */
+static void md_inflight_put(struct vc_cache *c)
+{
+	vc_atomic_inc(&c->wakers);
+	vc_atomic_dec(&c->md_inflight);
+	vc_waitq_wake_all(&c->md_wq);
+	vc_atomic_dec(&c->wakers);
+}
+
+/*
  * Write @mw (number mw->num of record unit mw->idx) finished; mw->rs is
  * what it wrote (its md_usec sectors).  On success, blocks
  * written as not dirty lose FLASHDIRTY and tombstones go.  On failure the
@@ -229,11 +251,7 @@ static void md_complete(struct vc_cache *c, struct md_write *mw, int err)
 		}
 	}
 	if (err) {
-		if (!(c->md_flags[idx] & MDF_FAILED))
-			vc_atomic_inc(&c->md_failed);
-		c->md_flags[idx] = MDF_FAILED;
-		if (nomem)	/* retried soon, not only at the next tick */
-			vc_work_queue_delayed(&c->clean_work, MD_NOMEM_RETRY_NS);
+		md_fail_locked(c, idx, nomem);
 	} else {
 		if (c->md_flags[idx] & MDF_FAILED)
 			vc_atomic_dec(&c->md_failed);
@@ -260,10 +278,7 @@ static void md_complete(struct vc_cache *c, struct md_write *mw, int err)
 	} else {
 		/* back to the pool before md_inflight lets @c go */
 		vc_mempool_free(&c->md_pool, mw);
-		vc_atomic_inc(&c->wakers);
-		vc_atomic_dec(&c->md_inflight);
-		vc_waitq_wake_all(&c->md_wq);
-		vc_atomic_dec(&c->wakers);
+		md_inflight_put(c);
 	}
 	while (done) {
 		w = done;
@@ -316,27 +331,6 @@ static void md_submit_mw(struct vc_cache *c, struct md_write *mw, u64 idx,
 }
 
 /*
- * No md_write to be had at once for unit @idx: as a write that failed for
- * lack of memory (md_complete()): its waiters keep waiting, the unit is
- * retried shortly (vc_md_retry(), from the cleaner's work).
- */
-static void md_nomem(struct vc_cache *c, u64 idx)
-{
-	u32 li = (u32)(idx % VC_MD_LOCKS);
-
-	vc_spin_lock(&c->md_lock[li]);
-	if (!(c->md_flags[idx] & MDF_FAILED))
-		vc_atomic_inc(&c->md_failed);
-	c->md_flags[idx] = MDF_FAILED;
-	vc_work_queue_delayed(&c->clean_work, MD_NOMEM_RETRY_NS);
-	vc_spin_unlock(&c->md_lock[li]);
-	vc_atomic_inc(&c->wakers);
-	vc_atomic_dec(&c->md_inflight);
-	vc_waitq_wake_all(&c->md_wq);
-	vc_atomic_dec(&c->wakers);
-}
-
-/*
  * @wait: may sleep for an md_write (the control paths' retries).  Else,
  * from the I/O paths (completions, the cleaner's batches, which may start
  * thousands of unit writes at once), an md_write only if there is one at
@@ -348,10 +342,17 @@ static void md_submit(struct vc_cache *c, u64 idx, u16 num, bool wait)
 	struct md_write *mw = wait ? vc_mempool_alloc(&c->md_pool) :
 				     vc_mempool_try_alloc(&c->md_pool);
 
-	if (mw)
+	u32 li = (u32)(idx % VC_MD_LOCKS);
+
+	if (mw) {
 		md_submit_mw(c, mw, idx, num);
-	else
-		md_nomem(c, idx);
+		return;
+	}
+	/* as a write that failed for lack of memory: waiters keep waiting */
+	vc_spin_lock(&c->md_lock[li]);
+	md_fail_locked(c, idx, true);
+	vc_spin_unlock(&c->md_lock[li]);
+	md_inflight_put(c);
 }
 
 #define MD_POOL_MIN	16
