@@ -1711,7 +1711,15 @@ int vc_cache_flush(struct vc_cache *c, u32 dev_id,
 		err = flush_begin(c, dev_id, NULL, NULL, false, &fw.seq);
 		if (err != -EBUSY)
 			break;
-		err = vc_waitq_wait(&c->flush_wq, flush_idle, c, true, 0);
+		/* @progress may stop us while the other flush runs too */
+		err = vc_waitq_wait(&c->flush_wq, flush_idle, c, true,
+				    100000000ULL);
+		if (err == -ETIMEDOUT) {
+			vc_cache_flush_get_progress(c, &p);
+			if (progress && progress(arg, &p))
+				return -EINTR;
+			continue;
+		}
 		if (err)
 			return err == -EDEADLK ? -EBUSY : err;
 	}

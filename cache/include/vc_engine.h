@@ -303,7 +303,9 @@ typedef int (*vc_flush_progress_fn)(void *arg,
  * Blocking: returns when every block dirty at the start (of @dev_id, or
  * of all with VC_DEV_ID_ALL) is clean: 0; -EINTR when @progress returned
  * non-zero or a signal arrived; -EIO if a block could not be written back.
- * @progress (may be NULL) is called about every 100 ms of vc_now_ns().
+ * @progress (may be NULL) is called about every 100 ms of vc_now_ns(),
+ * also while the flush waits for another one (a background flush) to end:
+ * then it sees that one's progress.
  */
 int vc_cache_flush(struct vc_cache *c, u32 dev_id,
 		   vc_flush_progress_fn progress, void *arg);

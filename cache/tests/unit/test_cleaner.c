@@ -708,6 +708,83 @@ static void test_flush_after_cancel_counts_right(void **st)
 }
 
 /*
+ * A blocking flush first waits for a running one (a background flush) to
+ * end; its progress callback stops it in that wait too, as the driver
+ * stops a delete's write-back when the card goes or the module unloads.
+ * Before, it was asked only once its own flush ran: behind a background
+ * flush whose writes a device held, nothing could stop it.
+ */
+static struct qdev *stall_q;
+static u64 stall_until_ns;
+static int stop_calls;
+
+/* The clock moves; the device holds its I/O until stall_until_ns. */
+static bool stall_pump(void *ctx)
+{
+	(void)ctx;
+	t_now_ns += 10000000ULL;
+	if (t_now_ns >= stall_until_ns)
+		q_pump_one(stall_q);
+	vc_posix_run_work();
+	return true;
+}
+
+static int stop_at_once(void *arg, const struct vc_flush_progress *p)
+{
+	(void)arg;
+	(void)p;
+	stop_calls++;
+	return 1;
+}
+
+static void test_blocking_flush_stops_while_waiting(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct vc_flush_progress p;
+	struct tenv t;
+	struct qdev q;
+	u64 start;
+	u32 i;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	for (i = 0; i < 8; i++)
+		t_write_pat(&t, i * 4, 1, 50 + i, 0);
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
+			 0);
+	for (i = 0; i < 5 && !q.n; i++)
+		t_advance_ms(100);
+	assert_true(q.n > 0);		/* its writes held by the device */
+	stall_q = &q;
+	start = t_now_ns;
+	stall_until_ns = start + 30000000000ULL;
+	vc_posix_set_pump(stall_pump, NULL);
+	assert_int_equal(vc_cache_flush(t.c, VC_DEV_ID_ALL, stop_at_once, NULL),
+			 -EINTR);
+	vc_posix_set_pump(NULL, NULL);
+	/* stopped at its first look, the background flush still running */
+	assert_true(t_now_ns - start < 1000000000ULL);
+	assert_int_equal(stop_calls, 1);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_true(p.running);
+	/* the device lets go: the background flush takes everything home */
+	vc_posix_set_pump(q_pump, &q);
+	for (i = 0; i < 2000; i++) {
+		vc_cache_flush_get_progress(t.c, &p);
+		if (!p.running)
+			break;
+		q_pump(&q);
+	}
+	vc_posix_set_pump(NULL, NULL);
+	assert_false(p.running);
+	assert_int_equal(p.result, 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 0);
+	for (i = 0; i < 8; i++)
+		assert_true(t_backing_has(&t, i * 4, 1, 50 + i));
+	q_teardown(&t, &q);
+}
+
+/*
  * Over the high watermark a write-back write that would dirty one more
  * block is written through: with no cleaning at all, dirty data stays at
  * the mark and the rest reaches the backing device at once.
@@ -896,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_detach_keep_dirty),
 		cmocka_unit_test(test_flush_ends_when_device_parked),
 		cmocka_unit_test(test_flush_after_cancel_counts_right),
+		cmocka_unit_test(test_blocking_flush_stops_while_waiting),
 		cmocka_unit_test(test_high_watermark_writes_through),
 		cmocka_unit_test(test_tail_cleaning),
 	};
