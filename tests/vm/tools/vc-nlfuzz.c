@@ -737,10 +737,13 @@ sent:
 				per_cmd_ok[cmd]++;
 			/*
 			 * netlink acks a message without NLM_F_REQUEST with 0
-			 * and never hands it to the family: not a success
+			 * and never hands it to the family: not a success.
+			 * A flipped byte may have made the command a read
+			 * one (PID_SET 9 ^ 1 is GET 8): judged by the command
+			 * the message carries, not the one it was made for.
 			 */
-			if (uid >= 0 && !is_read(cmd) && h->nlmsg_type == fam &&
-			    (flags & NLM_F_REQUEST)) {
+			if (uid >= 0 && !is_read(b.n > 16 ? g->cmd : cmd) &&
+			    h->nlmsg_type == fam && (flags & NLM_F_REQUEST)) {
 				printf("# message %" PRIu64 ": unprivileged cmd %d succeeded\n", i, cmd);
 				bad++;
 			}
