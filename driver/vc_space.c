@@ -384,6 +384,9 @@ static void raw_resize(struct vcd_dev *dev)
 static int space_usable(struct vcd_dev *dev, char *err, size_t errlen)
 {
 	switch (dev->space_state) {
+	case VCD_SPACE_GONE:
+		snprintf(err, errlen, "%s is being removed", dev->name);
+		return -ENODEV;
 	case VCD_SPACE_DAMAGED:
 		snprintf(err, errlen,
 			 "%s: card-space table damaged: see vcache-config cards, repair-table",
@@ -654,7 +657,7 @@ void vcd_region_get_info(struct vcd_region *r, struct vcd_region_info *info)
 
 	memset(info, 0, sizeof(*info));
 	mutex_lock(&dev->space_lock);
-	i = find_entry(dev, r->name);
+	i = dev->space_state == VCD_SPACE_OK ? find_entry(dev, r->name) : -1;
 	if (i >= 0) {
 		e = space_ent(dev, i);
 		strscpy(info->name, e->name, sizeof(info->name));
@@ -935,6 +938,11 @@ int vcd_space_repair(struct vcd_card *card, bool force, char *err,
 	if (!copy)
 		return -ENOMEM;
 	mutex_lock(&dev->space_lock);
+	ret = -ENODEV;
+	if (dev->space_state == VCD_SPACE_GONE) {
+		snprintf(err, errlen, "%s is being removed", dev->name);
+		goto out;
+	}
 	ret = -EINVAL;
 	if (dev->space_state != VCD_SPACE_DAMAGED) {
 		snprintf(err, errlen, "the card-space table of %s is %s, not damaged",
@@ -990,10 +998,15 @@ ssize_t vcd_space_show(struct vcd_dev *dev, char *buf)
 		[VCD_SPACE_OK] = "ok",
 		[VCD_SPACE_DAMAGED] = "damaged",
 		[VCD_SPACE_TOO_SMALL] = "too-small",
+		[VCD_SPACE_GONE] = "gone",
 	};
 	int i, n, len;
 
 	mutex_lock(&dev->space_lock);
+	if (dev->space_state == VCD_SPACE_GONE) {
+		mutex_unlock(&dev->space_lock);
+		return sysfs_emit(buf, "table gone\n");
+	}
 	n = dev->space_state == VCD_SPACE_OK ?
 		le32_to_cpu(space_hdr(dev)->nr_regions) : 0;
 	len = sysfs_emit(buf, "table %s generation %llu regions %d raw_bytes %llu\n",
@@ -1019,7 +1032,9 @@ ssize_t vcd_space_show(struct vcd_dev *dev, char *buf)
 
 /*
  * Removal: the disks of regions still open go (their I/O fails from now
- * on; their users were told to stop), and the table's.
+ * on; their users were told to stop), and the table's.  From here the
+ * table is GONE: a user holding an old handle (a module load listing the
+ * cards it found a moment earlier) is refused, never given a region.
  */
 void vcd_space_remove(struct vcd_dev *dev)
 {
@@ -1028,6 +1043,7 @@ void vcd_space_remove(struct vcd_dev *dev)
 	if (!dev->space)
 		return;
 	mutex_lock(&dev->space_lock);
+	dev->space_state = VCD_SPACE_GONE;
 	list_for_each_entry_safe(r, tmp, &dev->regions, node) {
 		if (r == dev->space_r)
 			continue;
@@ -1045,11 +1061,16 @@ void vcd_space_remove(struct vcd_dev *dev)
 	mutex_unlock(&dev->space_lock);
 }
 
+/* The table's memory, with the card: it stays GONE for late callers. */
 void vcd_space_release(struct vcd_dev *dev)
 {
+	if (!dev->space)	/* never loaded (probe failed first) */
+		return;
 	vcd_space_remove(dev);
+	mutex_lock(&dev->space_lock);
 	vfree(dev->space);
 	dev->space = NULL;
+	mutex_unlock(&dev->space_lock);
 }
 
 /* The offset of a request's queue on the card, in sectors. */

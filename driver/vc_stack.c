@@ -85,6 +85,16 @@ void vcd_stack_going(struct vcd_dev *dev)
 	mutex_unlock(&card->lock);
 }
 
+bool vcd_card_going(struct vcd_card *card)
+{
+	bool going;
+
+	mutex_lock(&vcd_cards_lock);
+	going = list_empty(&card->node);
+	mutex_unlock(&vcd_cards_lock);
+	return going;
+}
+
 /* The card was killed (any context): tell its users from a work item. */
 void vcd_stack_dead(struct vcd_dev *dev)
 {

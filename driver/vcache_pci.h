@@ -249,6 +249,11 @@ enum vcd_space_state {
 	/* no valid copy: raw read-only, no regions; vcd_space_repair() */
 	VCD_SPACE_DAMAGED,
 	VCD_SPACE_TOO_SMALL,	/* card too small for a table */
+	/*
+	 * removal began (vcd_space_remove): no region opens, is listed or
+	 * changes any more, and the table's memory may be freed
+	 */
+	VCD_SPACE_GONE,
 };
 
 /*

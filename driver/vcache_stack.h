@@ -68,6 +68,13 @@ int vcd_card_claim(struct vcd_card *card, void *holder,
 void vcd_card_release(struct vcd_card *card, void *holder);
 int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info);
 int vcd_card_health(struct vcd_card *card, struct vc_health_log *log);
+/*
+ * True once the card's removal began: it is no longer found and its users
+ * hear (or heard) VCD_CARD_GOING.  A user that took the card from
+ * vcd_card_for_each() checks it, under the lock its GOING handler takes,
+ * before bringing anything up on the card.
+ */
+bool vcd_card_going(struct vcd_card *card);
 int vcd_card_register_notifier(struct notifier_block *nb);
 int vcd_card_unregister_notifier(struct notifier_block *nb);
 

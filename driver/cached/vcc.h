@@ -16,8 +16,8 @@
  * other caches, the tools and the state watch never wait behind device
  * I/O: the write-back with the cache marked busy (listed and readable; any
  * operation that would change it fails with -EBUSY), the shutdown with the
- * cache unlisted.  Card removal and module unload wait for both
- * (vcc_quiesce()).
+ * cache unlisted.  Card removal and module unload wait for both, for their
+ * own caches only, and stop such a write-back (vcc_quiesce()).
  */
 #ifndef VCC_H
 #define VCC_H
@@ -101,6 +101,8 @@ struct vcc_cache {
 	struct proc_dir_entry *proc;
 	bool proc_closing;		/* vcc_proc_del() under way */
 	bool busy;			/* vcc_lock: write-back runs unlocked */
+	struct list_head unlocked_node;	/* vcc_lock: an operation runs unlocked */
+	bool stopping;			/* its unlocked write-back is to stop */
 };
 
 /* vcc_sysfs.c: the counters by enum vcache_stat_attr, named as in the ABI */

@@ -19,8 +19,12 @@
 DEFINE_MUTEX(vcc_lock);	/* see vcc.h */
 static LIST_HEAD(vcc_caches);
 static bool vcc_ready;		/* vcc_lock: between init and exit */
-/* operations running without vcc_lock (see vcc.h), and their end */
-static unsigned int vcc_unlocked_ops;	/* vcc_lock */
+/*
+ * Operations running without vcc_lock (see vcc.h): their caches (listed
+ * or not), and how many ended, which vcc_quiesce() waits on.
+ */
+static LIST_HEAD(vcc_unlocked);		/* vcc_lock */
+static unsigned long vcc_unlocked_ends;	/* vcc_lock to change */
 static DECLARE_WAIT_QUEUE_HEAD(vcc_unlocked_wq);
 
 #ifdef VC_COMPAT_NL_FMT
@@ -477,43 +481,91 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 }
 
 /* ------------------------------------------------- unlocked operations */
-/* Let go of vcc_lock for a long part of an operation (see vcc.h). */
-static void vcc_unlock_long(void)
+/* Let go of vcc_lock for a long part of @c's operation (see vcc.h). */
+static void vcc_unlock_long(struct vcc_cache *c)
 {
 	lockdep_assert_held(&vcc_lock);
-	vcc_unlocked_ops++;
+	list_add(&c->unlocked_node, &vcc_unlocked);
 	mutex_unlock(&vcc_lock);
 }
 
-static void vcc_relock_long(void)
+static void vcc_relock_long(struct vcc_cache *c)
 {
 	mutex_lock(&vcc_lock);
-	vcc_unlocked_ops--;
+	list_del_init(&c->unlocked_node);
+	WRITE_ONCE(vcc_unlocked_ends, vcc_unlocked_ends + 1);
 	wake_up_all(&vcc_unlocked_wq);
 }
 
-/* Wait until no operation runs unlocked (vcc_lock held, dropped meanwhile). */
-static void vcc_quiesce(void)
+/*
+ * Wait until no operation of a cache on @card (NULL: of any cache) runs
+ * unlocked (vcc_lock held, dropped meanwhile).  Their write-backs are
+ * stopped (the operation fails, nothing is lost: the data stays dirty on
+ * the flash); a deleted cache's shutdown is device I/O and is waited for.
+ * Operations of other caches go on: a card's removal does not wait for a
+ * drain on another card or on a plain device.
+ */
+static void vcc_quiesce(struct vcd_card *card)
 {
+	struct vcc_cache *c;
+	unsigned long ends;
+	bool wait;
+
 	lockdep_assert_held(&vcc_lock);
-	while (vcc_unlocked_ops) {
+	for (;;) {
+		wait = false;
+		list_for_each_entry(c, &vcc_unlocked, unlocked_node) {
+			if (card && c->card != card)
+				continue;
+			WRITE_ONCE(c->stopping, true);
+			wait = true;
+		}
+		if (!wait)
+			return;
+		ends = vcc_unlocked_ends;
 		mutex_unlock(&vcc_lock);
-		wait_event(vcc_unlocked_wq, !READ_ONCE(vcc_unlocked_ops));
+		wait_event(vcc_unlocked_wq,
+			   READ_ONCE(vcc_unlocked_ends) != ends);
 		mutex_lock(&vcc_lock);
 	}
 }
 
-/* Write back @id's dirty data (VC_DEV_ID_ALL: all) with vcc_lock let go. */
+/* vc_cache_flush()'s progress: stop when the cache is being stopped. */
+static int vcc_flush_check_stop(void *arg, const struct vc_flush_progress *p)
+{
+	struct vcc_cache *c = arg;
+
+	return READ_ONCE(c->stopping);
+}
+
+/*
+ * Write back @id's dirty data (VC_DEV_ID_ALL: all) with vcc_lock let go;
+ * -ECANCELED if a signal came or the card or the module goes meanwhile.
+ * Not -EINTR: that is the engine's, and a command must never return it,
+ * since netlink_rcv_skb() sends no answer for -EINTR (it means "restart"
+ * there) and the tool would wait for one for ever.
+ */
 static int vcc_flush_unlocked(struct vcc_cache *c, u32 id)
 {
 	int err;
 
 	c->busy = true;
-	vcc_unlock_long();
-	err = vc_cache_flush(c->engine, id, NULL, NULL);
-	vcc_relock_long();
+	vcc_unlock_long(c);
+	err = vc_cache_flush(c->engine, id, vcc_flush_check_stop, c);
+	vcc_relock_long(c);
 	c->busy = false;
-	return err;
+	return err == -EINTR ? -ECANCELED : err;
+}
+
+/*
+ * How vcc_flush_unlocked() ended with @err, for the user's message (which
+ * must fit NETLINK_MAX_FMTMSG_LEN, 80, with the name).
+ */
+static const char *vcc_flush_how(struct vcc_cache *c, int err)
+{
+	if (err != -ECANCELED)
+		return "failed";
+	return c->stopping ? "stopped (card/module going)" : "interrupted";
 }
 
 /* -EBUSY with a message while @c's write-back runs unlocked. */
@@ -604,6 +656,7 @@ struct vcc_cache *vcc_alloc(const char *name)
 		return NULL;
 	strscpy(c->name, name, sizeof(c->name));
 	INIT_LIST_HEAD(&c->node);
+	INIT_LIST_HEAD(&c->unlocked_node);
 	INIT_DELAYED_WORK(&c->flush_work, vcc_flush_work);
 	return c;
 }
@@ -769,8 +822,8 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	if (c->engine && (flags & VCACHE_F_FLUSH)) {
 		err = vcc_flush_unlocked(c, VC_DEV_ID_ALL);
 		if (err) {
-			vcc_ext_err(ext, "cache %s: write-back failed (error %d); nothing deleted",
-				    c->name, err);
+			vcc_ext_err(ext, "cache %s: write-back %s (error %d); nothing deleted",
+				    c->name, vcc_flush_how(c, err), err);
 			vcc_allow_opens(c);
 			return err;
 		}
@@ -813,7 +866,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	 * without vcc_lock.  Its superblocks are erased: nothing loads it again.
 	 */
 	vcc_teardown_unlist(c);
-	vcc_unlock_long();
+	vcc_unlock_long(c);
 	err = vcc_teardown_release(c, VC_SHUTDOWN_FORGET);
 	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
 	if (failed && (err || ferr)) {
@@ -826,8 +879,8 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	}
 	pr_info("%s: deleted%s\n", c->name,
 		dirty ? " (dirty data discarded)" : "");
+	vcc_relock_long(c);
 	vcc_free(c);
-	vcc_relock_long();
 	return err;
 }
 
@@ -978,8 +1031,8 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (d->state == VCACHE_BS_ATTACHED && (flags & VCACHE_F_FLUSH)) {
 		err = vcc_flush_unlocked(c, d->id);
 		if (err) {
-			vcc_ext_err(ext, "%s: write-back failed (error %d); still attached",
-				    d->devname, err);
+			vcc_ext_err(ext, "%s: write-back %s (error %d); still attached",
+				    d->devname, vcc_flush_how(c, err), err);
 			vcc_dev_allow_opens(d);
 			return err;
 		}
@@ -1244,7 +1297,7 @@ void vcc_stop_all(struct vcd_card *card)
 	struct vcc_cache *c, *t;
 
 	mutex_lock(&vcc_lock);
-	vcc_quiesce();
+	vcc_quiesce(card);
 	list_for_each_entry_safe(c, t, &vcc_caches, node) {
 		if (card && c->card != card)
 			continue;

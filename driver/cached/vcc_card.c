@@ -6,6 +6,8 @@
 #define pr_fmt(fmt) "vcache: " fmt
 
 #include "vc_format.h"
+#include <linux/delay.h>
+#include <linux/moduleparam.h>
 #include <linux/notifier.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -508,12 +510,27 @@ static bool vcc_card_waits(struct vcd_card *card)
 	return false;
 }
 
+/*
+ * Test hook: at module load, wait this long before listing each card's
+ * regions, so that a test can remove a card in between (57-kernel-review).
+ */
+static unsigned int vcc_restore_delay_ms;
+module_param_named(test_restore_delay_ms, vcc_restore_delay_ms, uint, 0444);
+MODULE_PARM_DESC(test_restore_delay_ms,
+		 "test hook: ms to wait before restoring each card's caches at module load (default 0)");
+
+/*
+ * The caches in @card's table come back (@arg non-NULL: at module load,
+ * from vcd_card_for_each(), which may race the card's removal).
+ */
 static int vcc_restore_card(struct vcd_card *card, void *arg)
 {
 	struct vcd_region_info *ri;
 	bool waiting;
 	int i, n;
 
+	if (arg && vcc_restore_delay_ms)
+		msleep(vcc_restore_delay_ms);
 	n = vcd_region_list(card, NULL, 0);
 	if (n <= 0)
 		return 0;
@@ -522,8 +539,13 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 		return 0;
 	n = vcd_region_list(card, ri, n);
 	mutex_lock(&vcc_lock);
-	/* not while the module unloads (vcc_exit() stopped every cache) */
-	for (i = 0; vcc_is_ready() && i < n; i++)
+	/*
+	 * Not while the module unloads (vcc_exit() stopped every cache), nor
+	 * once the card's removal began: its GOING notice (vcc_stop_all(),
+	 * under vcc_lock) may have come and gone, and nothing would stop
+	 * a cache restored now before the card's regions are taken away.
+	 */
+	for (i = 0; vcc_is_ready() && !vcd_card_going(card) && i < n; i++)
 		vcc_restore_one(card, &ri[i]);
 	waiting = vcc_card_waits(card);
 	mutex_unlock(&vcc_lock);
@@ -583,8 +605,8 @@ int vcc_card_init(void)
 
 	if (err)
 		return err;
-	/* cards probed before we listened */
-	vcd_card_for_each(vcc_restore_card, NULL);
+	/* cards probed before we listened (their removal may race this) */
+	vcd_card_for_each(vcc_restore_card, &vcc_card_nb);
 	return 0;
 }
 

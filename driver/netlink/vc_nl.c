@@ -777,7 +777,12 @@ static int vcnl_lat_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* -------------------------------------------------------------- family */
+/*
+ * -------------------------------------------------------------- family
+ * No doit may return -EINTR: netlink_rcv_skb() sends no answer for it (it
+ * means "restart" there), and the sender would wait for ever; the one
+ * source, an interrupted write-back, is -ECANCELED (vcc_flush_unlocked()).
+ */
 static const struct genl_small_ops vcnl_ops[] = {
 	{ .cmd = VCACHE_CMD_CREATE, .doit = vcnl_create },
 	{ .cmd = VCACHE_CMD_DELETE, .doit = vcnl_delete },

@@ -11,7 +11,9 @@
 # 32 MiB discard: no deadlock; debug-kernel finding 13), and
 # an open racing delete --flush (refused with ENXIO, nothing lost),
 # identities hidden from unprivileged readers and auto-attach refusing a
-# disk of another size that carries a copied identity.
+# disk of another size that carries a copied identity, and a card going
+# while the module loads (restore racing its removal) and while another
+# card's cache drains (its removal waits for its own caches only).
 . "$(dirname "$0")/lib.sh"
 builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
