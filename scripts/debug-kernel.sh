@@ -39,7 +39,9 @@
 # the VM tests must keep.  First build on this machine (2 cores, nice 19,
 # -j2, VM tests running beside it): about 19 minutes (FIRST_BUILD); 33 min
 # of CPU, 89 min of wall time on a fresh machine whose VM tests and model
-# runs kept both cores busy beside it (2026-11-27).
+# runs kept both cores busy beside it (2026-11-27); 17 min 26 s on a
+# fresh machine (2026-11-30: after `scripts/deps.sh --debug-kernel`, a
+# 1,000,000-message fuzz-netlink VM beside it).
 # Nice 19 does not make it free for a TCG guest beside it: on 2026-11-29
 # torture-powercut's replayed states took 20-26 s with the build beside
 # them and 12-16 s without (about 40 % of the guest's speed); before a
