@@ -599,7 +599,12 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		c->bdev[id].parked = true;	/* the cleaner picks none */
 		vc_flush_unmark_dev(c, id);	/* nor can a flush */
 		vc_verify_fingerprint(c, id);	/* before they are dropped */
-	} else if (!ds.force) {
+	} else if (!ds.force && vc_atomic64_read(&c->bdev[id].nr_dirty)) {
+		/*
+		 * Only with dirty blocks: a flush first waits for a running
+		 * one (a background flush of every device) to end, and its
+		 * wait is interruptible; a clean device has nothing to wait for.
+		 */
 		err = vc_cache_flush(c, id, NULL, NULL);
 		if (err)
 			goto out;

@@ -554,18 +554,23 @@ static int vcc_flush_unlocked(struct vcc_cache *c, u32 id)
 	err = vc_cache_flush(c->engine, id, vcc_flush_check_stop, c);
 	vcc_relock_long(c);
 	c->busy = false;
+	if (err == -EINTR && c->stopping)
+		pr_warn("%s: write-back stopped: its card is being removed or the module unloaded (the data stays dirty on the flash)\n",
+			c->name);
 	return err == -EINTR ? -ECANCELED : err;
 }
 
 /*
- * How vcc_flush_unlocked() ended with @err, for the user's message (which
- * must fit NETLINK_MAX_FMTMSG_LEN, 80, with the name).
+ * How vcc_flush_unlocked() ended with @err, for the user's message: short,
+ * as it must fit NETLINK_MAX_FMTMSG_LEN (80) with a name of up to 31
+ * characters (why it stopped is in the kernel log; the errno is the
+ * reply's).
  */
 static const char *vcc_flush_how(struct vcc_cache *c, int err)
 {
 	if (err != -ECANCELED)
 		return "failed";
-	return c->stopping ? "stopped (card/module going)" : "interrupted";
+	return c->stopping ? "stopped" : "interrupted";
 }
 
 /* -EBUSY with a message while @c's write-back runs unlocked. */
@@ -822,8 +827,8 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	if (c->engine && (flags & VCACHE_F_FLUSH)) {
 		err = vcc_flush_unlocked(c, VC_DEV_ID_ALL);
 		if (err) {
-			vcc_ext_err(ext, "cache %s: write-back %s (error %d); nothing deleted",
-				    c->name, vcc_flush_how(c, err), err);
+			vcc_ext_err(ext, "cache %s: write-back %s; nothing deleted",
+				    c->name, vcc_flush_how(c, err));
 			vcc_allow_opens(c);
 			return err;
 		}
@@ -985,6 +990,8 @@ static int vcc_dev_leave(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	vcc_dev_stop(d);
 	if (c->engine)
 		err = vc_cache_detach(c->engine, d->id, flags);
+	if (err == -EINTR)	/* no command may return it (vc_nl.c) */
+		err = -ECANCELED;
 	if (err) {
 		vcc_ext_err(ext, "%s: detach failed (error %d): its disk is gone, the device stays reserved",
 			    d->devname, err);
@@ -1031,8 +1038,8 @@ int vcc_detach(struct vcc_cache *c, struct vcc_dev *d, u32 flags,
 	if (d->state == VCACHE_BS_ATTACHED && (flags & VCACHE_F_FLUSH)) {
 		err = vcc_flush_unlocked(c, d->id);
 		if (err) {
-			vcc_ext_err(ext, "%s: write-back %s (error %d); still attached",
-				    d->devname, vcc_flush_how(c, err), err);
+			vcc_ext_err(ext, "%s: write-back %s; still attached",
+				    d->devname, vcc_flush_how(c, err));
 			vcc_dev_allow_opens(d);
 			return err;
 		}

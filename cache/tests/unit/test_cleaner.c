@@ -785,6 +785,54 @@ static void test_blocking_flush_stops_while_waiting(void **st)
 }
 
 /*
+ * Detaching a clean device does not wait for a background flush of the
+ * others: it had flushed the device first, and a flush waits for a
+ * running one to end (all of it, interruptibly: a signal failed the
+ * detach, and the driver, holding its control lock all along, unplugged
+ * the device).
+ */
+static void test_clean_detach_during_background_flush(void **st)
+{
+	struct vc_cache_config cfg = t_cfg_manual();
+	struct vc_flush_progress p;
+	struct vc_memdev *b2;
+	struct tenv t;
+	struct qdev q;
+	u32 id2, i;
+
+	(void)st;
+	q_setup(&t, &q, &cfg);
+	b2 = vc_memdev_create("hdd1", 8192 * 8, false);
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(b2), "hdd1", &id2),
+			 0);
+	for (i = 0; i < 6; i++)
+		t_write_pat(&t, i * 4, 1, 20 + i, 0);
+	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
+			 0);
+	for (i = 0; i < 5 && !q.n; i++)
+		t_advance_ms(100);
+	assert_true(q.n > 0);		/* held by the queued device */
+	/* no pump: a wait for the background flush could only fail */
+	assert_int_equal(vc_cache_detach(t.c, id2, 0), 0);
+	vc_cache_flush_get_progress(t.c, &p);
+	assert_true(p.running);
+	vc_posix_set_pump(q_pump, &q);
+	for (i = 0; i < 2000; i++) {
+		vc_cache_flush_get_progress(t.c, &p);
+		if (!p.running)
+			break;
+		q_pump(&q);
+	}
+	vc_posix_set_pump(NULL, NULL);
+	assert_false(p.running);
+	assert_int_equal(p.result, 0);
+	for (i = 0; i < 6; i++)
+		assert_true(t_backing_has(&t, i * 4, 1, 20 + i));
+	q_teardown(&t, &q);
+	vc_memdev_destroy(b2);
+}
+
+/*
  * Over the high watermark a write-back write that would dirty one more
  * block is written through: with no cleaning at all, dirty data stays at
  * the mark and the rest reaches the backing device at once.
@@ -974,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_flush_ends_when_device_parked),
 		cmocka_unit_test(test_flush_after_cancel_counts_right),
 		cmocka_unit_test(test_blocking_flush_stops_while_waiting),
+		cmocka_unit_test(test_clean_detach_during_background_flush),
 		cmocka_unit_test(test_high_watermark_writes_through),
 		cmocka_unit_test(test_tail_cleaning),
 	};
