@@ -17,7 +17,8 @@
  * I/O: the write-back with the cache marked busy (listed and readable; any
  * operation that would change it fails with -EBUSY), the shutdown with the
  * cache unlisted.  Card removal and module unload wait for both, for their
- * own caches only, and stop such a write-back (vcc_quiesce()).
+ * own caches only, and stop such a write-back (vcc_quiesce()); their own
+ * caches' shutdowns run unlisted and unlocked too (vcc_stop_all()).
  */
 #ifndef VCC_H
 #define VCC_H

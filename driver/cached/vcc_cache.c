@@ -1298,10 +1298,18 @@ void vcc_restore_devs(struct vcc_cache *c)
 	}
 }
 
-/* Tear down every cache on @card (card going away) or all (@card NULL). */
+/*
+ * Tear down every cache on @card (card going away) or all (@card NULL).
+ * Unlisted under vcc_lock, their engines shut down without it, as a
+ * delete's (see vcc.h): a shutdown waits for write-back in flight, and a
+ * backing device that does not answer would hold every command until it
+ * does.  Each counts as an unlocked operation meanwhile, so that a module
+ * unload racing a card's removal waits for it.
+ */
 void vcc_stop_all(struct vcd_card *card)
 {
 	struct vcc_cache *c, *t;
+	LIST_HEAD(stopping);
 
 	mutex_lock(&vcc_lock);
 	vcc_quiesce(card);
@@ -1309,11 +1317,19 @@ void vcc_stop_all(struct vcd_card *card)
 		if (card && c->card != card)
 			continue;
 		vcnl_event(c, VCACHE_EV_STATE, NULL, 0, "stopping");
-		vcc_teardown(c, 0);
-		pr_info("%s: stopped\n", c->name);
-		vcc_free(c);
+		vcc_teardown_unlist(c);
+		list_add_tail(&c->node, &stopping);
+		list_add(&c->unlocked_node, &vcc_unlocked);
 	}
 	mutex_unlock(&vcc_lock);
+	list_for_each_entry_safe(c, t, &stopping, node) {
+		list_del_init(&c->node);
+		vcc_teardown_release(c, 0);
+		pr_info("%s: stopped\n", c->name);
+		vcc_relock_long(c);
+		vcc_free(c);
+		mutex_unlock(&vcc_lock);
+	}
 }
 
 /*
