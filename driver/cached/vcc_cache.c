@@ -481,11 +481,17 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 }
 
 /* ------------------------------------------------- unlocked operations */
-/* Let go of vcc_lock for a long part of @c's operation (see vcc.h). */
-static void vcc_unlock_long(struct vcc_cache *c)
+/* @c's operation is to run without vcc_lock: vcc_quiesce() waits for it. */
+static void vcc_mark_unlocked(struct vcc_cache *c)
 {
 	lockdep_assert_held(&vcc_lock);
 	list_add(&c->unlocked_node, &vcc_unlocked);
+}
+
+/* Let go of vcc_lock for a long part of @c's operation (see vcc.h). */
+static void vcc_unlock_long(struct vcc_cache *c)
+{
+	vcc_mark_unlocked(c);
 	mutex_unlock(&vcc_lock);
 }
 
@@ -1319,7 +1325,7 @@ void vcc_stop_all(struct vcd_card *card)
 		vcnl_event(c, VCACHE_EV_STATE, NULL, 0, "stopping");
 		vcc_teardown_unlist(c);
 		list_add_tail(&c->node, &stopping);
-		list_add(&c->unlocked_node, &vcc_unlocked);
+		vcc_mark_unlocked(c);
 	}
 	mutex_unlock(&vcc_lock);
 	list_for_each_entry_safe(c, t, &stopping, node) {

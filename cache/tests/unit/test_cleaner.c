@@ -609,6 +609,32 @@ static void test_detach_keep_dirty(void **st)
 	t_teardown(&t);
 }
 
+/* A flush was started: wait until the queued device holds its writes. */
+static void q_wait_held(struct qdev *q)
+{
+	int i;
+
+	for (i = 0; i < 5 && !q->n; i++)
+		t_advance_ms(100);
+	assert_true(q->n > 0);
+}
+
+/* Let the queued device go until the running flush ends (*p: its end). */
+static void q_flush_to_end(struct tenv *t, struct qdev *q,
+			   struct vc_flush_progress *p)
+{
+	int i;
+
+	vc_posix_set_pump(q_pump, q);
+	for (i = 0; i < 2000; i++) {
+		vc_cache_flush_get_progress(t->c, p);
+		if (!p->running)
+			break;
+		q_pump(q);
+	}
+	vc_posix_set_pump(NULL, NULL);
+}
+
 static int unmark_res = 1;
 
 static void unmark_done(void *arg, int err)
@@ -681,23 +707,14 @@ static void test_flush_after_cancel_counts_right(void **st)
 	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
 			 0);
 	/* the cleaner starts a batch: runs in flight, held by the device */
-	for (i = 0; i < 5 && !q.n; i++)
-		t_advance_ms(100);
-	assert_true(q.n > 0);
+	q_wait_held(&q);	/* the flush's writes held by the device */
 	vc_cache_flush_cancel(t.c);
 	/* a second flush, while the first one's batch ends */
 	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
 			 0);
 	vc_cache_flush_get_progress(t.c, &p);
 	assert_true(p.running);
-	vc_posix_set_pump(q_pump, &q);
-	for (i = 0; i < 2000; i++) {
-		vc_cache_flush_get_progress(t.c, &p);
-		if (!p.running)
-			break;
-		q_pump(&q);
-	}
-	vc_posix_set_pump(NULL, NULL);
+	q_flush_to_end(&t, &q, &p);
 	assert_false(p.running);
 	assert_int_equal(p.result, 0);
 	/* done means done: nothing it marked is still dirty */
@@ -752,9 +769,7 @@ static void test_blocking_flush_stops_while_waiting(void **st)
 		t_write_pat(&t, i * 4, 1, 50 + i, 0);
 	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
 			 0);
-	for (i = 0; i < 5 && !q.n; i++)
-		t_advance_ms(100);
-	assert_true(q.n > 0);		/* its writes held by the device */
+	q_wait_held(&q);	/* the flush's writes held by the device */
 	stall_q = &q;
 	start = t_now_ns;
 	stall_until_ns = start + 30000000000ULL;
@@ -768,14 +783,7 @@ static void test_blocking_flush_stops_while_waiting(void **st)
 	vc_cache_flush_get_progress(t.c, &p);
 	assert_true(p.running);
 	/* the device lets go: the background flush takes everything home */
-	vc_posix_set_pump(q_pump, &q);
-	for (i = 0; i < 2000; i++) {
-		vc_cache_flush_get_progress(t.c, &p);
-		if (!p.running)
-			break;
-		q_pump(&q);
-	}
-	vc_posix_set_pump(NULL, NULL);
+	q_flush_to_end(&t, &q, &p);
 	assert_false(p.running);
 	assert_int_equal(p.result, 0);
 	assert_int_equal(t_stats(&t).dirty_blocks, 0);
@@ -809,21 +817,12 @@ static void test_clean_detach_during_background_flush(void **st)
 		t_write_pat(&t, i * 4, 1, 20 + i, 0);
 	assert_int_equal(vc_cache_flush_start(t.c, VC_DEV_ID_ALL, NULL, NULL),
 			 0);
-	for (i = 0; i < 5 && !q.n; i++)
-		t_advance_ms(100);
-	assert_true(q.n > 0);		/* held by the queued device */
+	q_wait_held(&q);	/* the flush's writes held by the device */
 	/* no pump: a wait for the background flush could only fail */
 	assert_int_equal(vc_cache_detach(t.c, id2, 0), 0);
 	vc_cache_flush_get_progress(t.c, &p);
 	assert_true(p.running);
-	vc_posix_set_pump(q_pump, &q);
-	for (i = 0; i < 2000; i++) {
-		vc_cache_flush_get_progress(t.c, &p);
-		if (!p.running)
-			break;
-		q_pump(&q);
-	}
-	vc_posix_set_pump(NULL, NULL);
+	q_flush_to_end(&t, &q, &p);
 	assert_false(p.running);
 	assert_int_equal(p.result, 0);
 	for (i = 0; i < 6; i++)
