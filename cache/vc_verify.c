@@ -110,60 +110,68 @@ void vc_verify_fingerprint(struct vc_cache *c, u32 id)
 int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			    struct vc_verify_result *res)
 {
-	u32 bs = c->block_size, k;
+	u32 bs = c->block_size, sect = bs >> VC_SECTOR_SHIFT, k, n = 0;
+	struct {
+		u64 sector;
+		u32 crc;
+	} want[2 * VC_VERIFY_SAMPLES];
 	struct vc_bdev_slot *s;
-	struct vc_buf ba, bb;
-	u8 *pa = NULL, *pb = NULL;
+	struct vc_buf buf;
+	u8 *p;
 	int err = 0;
 
 	vc_memset(res, 0, sizeof(*res));
 	if (id >= VC_MAX_BACKING || !cand)
 		return -EINVAL;
 	s = &c->bdev[id];
-	pa = vc_malloc(bs, VC_GFP_KERNEL);
-	pb = vc_malloc(bs, VC_GFP_KERNEL);
-	if (!pa || !pb) {
-		err = -ENOMEM;
-		goto out;
-	}
-	vc_buf_init_mem(&ba, pa, bs);
-	vc_buf_init_mem(&bb, pb, bs);
+	p = vc_malloc(bs, VC_GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	vc_buf_init_mem(&buf, p, bs);
+	/*
+	 * What the disk must hold, as home sector and crc32c, taken under
+	 * ctl_mutex: the clean blocks the cache holds of it (loaded with the
+	 * cache), read from the cache device, and the fingerprints of those
+	 * dropped when it left.
+	 */
 	vc_mutex_lock(&c->ctl_mutex);
 	if (!s->in_use || s->dev) {
+		vc_mutex_unlock(&c->ctl_mutex);
 		err = -ENOENT;
-		goto unlock;
+		goto out;
 	}
-	/* the clean blocks the cache holds of it (loaded with the cache) */
 	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
-		s64 home = sample_clean(c, id, k, cand->nr_sectors, &ba, pa,
+		s64 home = sample_clean(c, id, k, cand->nr_sectors, &buf, p,
 					&res->skipped);
 
 		if (home < 0)
 			continue;
-		if (vc_sync_io(cand, VC_DEV_READ, 0, (u64)home, bs, &bb)) {
-			err = -EIO;
-			goto unlock;
-		}
-		res->compared++;
-		if (vc_memcmp(pa, pb, bs))
-			res->differ++;
+		want[n].sector = (u64)home;
+		want[n++].crc = vc_crc32c(0, p, bs);
 	}
-	/* the fingerprints of those dropped when it left */
 	for (k = 0; k < s->nr_fp; k++) {
-		if (s->fp[k].sector + (bs >> VC_SECTOR_SHIFT) > cand->nr_sectors)
+		if (s->fp[k].sector + sect > cand->nr_sectors)
 			continue;
-		if (vc_sync_io(cand, VC_DEV_READ, 0, s->fp[k].sector, bs, &bb)) {
+		want[n].sector = s->fp[k].sector;
+		want[n++].crc = s->fp[k].crc;
+	}
+	vc_mutex_unlock(&c->ctl_mutex);
+	/*
+	 * The candidate is read without it: a disk that does not answer
+	 * holds no other control call of the cache (stats, settings) and
+	 * nobody waiting for those.  Nothing writes the slot's blocks
+	 * meanwhile: it has no device.
+	 */
+	for (k = 0; k < n; k++) {
+		if (vc_sync_io(cand, VC_DEV_READ, 0, want[k].sector, bs, &buf)) {
 			err = -EIO;
-			goto unlock;
+			goto out;
 		}
 		res->compared++;
-		if (vc_crc32c(0, pb, bs) != s->fp[k].crc)
+		if (vc_crc32c(0, p, bs) != want[k].crc)
 			res->differ++;
 	}
-unlock:
-	vc_mutex_unlock(&c->ctl_mutex);
 out:
-	vc_free(pa);
-	vc_free(pb);
+	vc_free(p);
 	return err;
 }

@@ -184,7 +184,9 @@ struct vc_verify_result {
  * the cache ran (VC_DETACH_KEEP, vc_cache_unplug()) has its clean blocks
  * dropped; up to VC_VERIFY_SAMPLES of them were first kept as fingerprints
  * (home sector and crc32c, in RAM until a disk takes the slot), compared
- * the same way.  A clean block equals its
+ * the same way (by crc32c).  @cand is read without the cache's control
+ * lock: a disk that does not answer holds no other control call (stats,
+ * settings, attach of another device).  A clean block equals its
  * home copy, so the disk that was there holds all of them; another disk
  * with a copied identity and size holds none (the caller decides, see
  * vcache(4) "Auto-attach").  Sleeps (control path).  0 with @res filled
