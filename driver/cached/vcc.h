@@ -12,13 +12,18 @@
  * percpu reference (vcc_dev.active) that detach kills and waits for.
  *
  * The long parts of an operation (the write-back of a delete or a detach
- * --flush, a deleted cache's engine shutdown) run without vcc_lock, so that
- * other caches, the tools and the state watch never wait behind device
- * I/O: the write-back with the cache marked busy (listed and readable; any
- * operation that would change it fails with -EBUSY), the shutdown with the
- * cache unlisted.  Card removal and module unload wait for both, for their
- * own caches only, and stop such a write-back (vcc_quiesce()); their own
- * caches' shutdowns run unlisted and unlocked too (vcc_stop_all()).
+ * --flush, a deleted cache's engine shutdown, the load of a cache from a
+ * block device, a returning backing device's open, compare read and start)
+ * run without vcc_lock, so that other caches, the tools and the state
+ * watch never wait behind device I/O: the write-back with the cache marked
+ * busy (listed and readable; any operation that would change it fails with
+ * -EBUSY), the shutdown with the cache unlisted, the load before the cache
+ * is listed, a return into a private vcc_dev that replaces the waiting one
+ * under the lock (the cache marked plugging meanwhile: as busy).  Each is
+ * a struct vcc_op, listed while it runs.  Card removal and module unload
+ * wait for those of their own caches only, and stop such a write-back
+ * (vcc_quiesce()); their own caches' shutdowns run unlisted and unlocked
+ * too (vcc_stop_all()).
  */
 #ifndef VCC_H
 #define VCC_H
@@ -41,6 +46,12 @@ extern struct mutex vcc_lock;
 struct vcc_cache;
 struct vcc_kobj;
 
+/* An operation of a cache running without vcc_lock (see above). */
+struct vcc_op {
+	struct list_head node;		/* vcc_lock: the running ones */
+	struct vcc_cache *c;
+};
+
 /* A cached device: one backing device served through a cache. */
 struct vcc_dev {
 	struct vcc_cache *cache;
@@ -57,6 +68,7 @@ struct vcc_dev {
 	struct gendisk *disk;		/* /dev/vcacheN while attached */
 	int index;			/* N */
 	bool dying;			/* opens refused (delete, detach) */
+	bool plugging;			/* vcc_lock: its return runs unlocked */
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
 	struct vcc_kobj *ko;		/* /sys/block/vcacheN/vcache */
@@ -102,7 +114,8 @@ struct vcc_cache {
 	struct proc_dir_entry *proc;
 	bool proc_closing;		/* vcc_proc_del() under way */
 	bool busy;			/* vcc_lock: write-back runs unlocked */
-	struct list_head unlocked_node;	/* vcc_lock: an operation runs unlocked */
+	int plugging;			/* vcc_lock: devices returning unlocked */
+	struct vcc_op op;		/* its write-back's or shutdown's */
 	bool stopping;			/* its unlocked write-back is to stop */
 };
 
@@ -126,6 +139,12 @@ extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 #define vcc_ext_err(ext, fmt, args...) NL_SET_ERR_MSG_FMT(ext, fmt, ##args)
 int vcc_init(void);
 void vcc_exit(void);
+/*
+ * @op of @c runs without vcc_lock from begin (vcc_lock held, then let go)
+ * to end (vcc_lock held again): vcc_quiesce() waits for it.
+ */
+void vcc_op_begin(struct vcc_op *op, struct vcc_cache *c);
+void vcc_op_end(struct vcc_op *op);
 struct vcc_cache *vcc_find(const char *name);
 /* Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -. */
 bool vcc_valid_name(const char *s);

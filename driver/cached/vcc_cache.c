@@ -20,8 +20,8 @@ DEFINE_MUTEX(vcc_lock);	/* see vcc.h */
 static LIST_HEAD(vcc_caches);
 static bool vcc_ready;		/* vcc_lock: between init and exit */
 /*
- * Operations running without vcc_lock (see vcc.h): their caches (listed
- * or not), and how many ended, which vcc_quiesce() waits on.
+ * Operations running without vcc_lock (see vcc.h): struct vcc_op, of a
+ * cache listed or not, and how many ended, which vcc_quiesce() waits on.
  */
 static LIST_HEAD(vcc_unlocked);		/* vcc_lock */
 static unsigned long vcc_unlocked_ends;	/* vcc_lock to change */
@@ -481,26 +481,32 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 }
 
 /* ------------------------------------------------- unlocked operations */
-/* @c's operation is to run without vcc_lock: vcc_quiesce() waits for it. */
-static void vcc_mark_unlocked(struct vcc_cache *c)
+void vcc_op_begin(struct vcc_op *op, struct vcc_cache *c)
 {
 	lockdep_assert_held(&vcc_lock);
-	list_add(&c->unlocked_node, &vcc_unlocked);
+	op->c = c;
+	list_add(&op->node, &vcc_unlocked);
+}
+
+void vcc_op_end(struct vcc_op *op)
+{
+	lockdep_assert_held(&vcc_lock);
+	list_del_init(&op->node);
+	WRITE_ONCE(vcc_unlocked_ends, vcc_unlocked_ends + 1);
+	wake_up_all(&vcc_unlocked_wq);
 }
 
 /* Let go of vcc_lock for a long part of @c's operation (see vcc.h). */
 static void vcc_unlock_long(struct vcc_cache *c)
 {
-	vcc_mark_unlocked(c);
+	vcc_op_begin(&c->op, c);
 	mutex_unlock(&vcc_lock);
 }
 
 static void vcc_relock_long(struct vcc_cache *c)
 {
 	mutex_lock(&vcc_lock);
-	list_del_init(&c->unlocked_node);
-	WRITE_ONCE(vcc_unlocked_ends, vcc_unlocked_ends + 1);
-	wake_up_all(&vcc_unlocked_wq);
+	vcc_op_end(&c->op);
 }
 
 /*
@@ -513,17 +519,17 @@ static void vcc_relock_long(struct vcc_cache *c)
  */
 static void vcc_quiesce(struct vcd_card *card)
 {
-	struct vcc_cache *c;
+	struct vcc_op *op;
 	unsigned long ends;
 	bool wait;
 
 	lockdep_assert_held(&vcc_lock);
 	for (;;) {
 		wait = false;
-		list_for_each_entry(c, &vcc_unlocked, unlocked_node) {
-			if (card && c->card != card)
+		list_for_each_entry(op, &vcc_unlocked, node) {
+			if (card && op->c->card != card)
 				continue;
-			WRITE_ONCE(c->stopping, true);
+			WRITE_ONCE(op->c->stopping, true);
 			wait = true;
 		}
 		if (!wait)
@@ -579,10 +585,18 @@ static const char *vcc_flush_how(struct vcc_cache *c, int err)
 	return c->stopping ? "stopped" : "interrupted";
 }
 
-/* -EBUSY with a message while @c's write-back runs unlocked. */
+/*
+ * -EBUSY with a message while @c's write-back runs unlocked, or a device
+ * of it returns unlocked (vcc_dev_return()).
+ */
 static int vcc_busy(struct vcc_cache *c, struct netlink_ext_ack *ext)
 {
 	lockdep_assert_held(&vcc_lock);
+	if (c->plugging) {
+		vcc_ext_err(ext, "%s: a device is being attached, retry later",
+			    c->name);
+		return -EBUSY;
+	}
 	if (!c->busy)
 		return 0;
 	vcc_ext_err(ext, "%s: writing back for delete/detach, retry later", c->name);
@@ -667,7 +681,7 @@ struct vcc_cache *vcc_alloc(const char *name)
 		return NULL;
 	strscpy(c->name, name, sizeof(c->name));
 	INIT_LIST_HEAD(&c->node);
-	INIT_LIST_HEAD(&c->unlocked_node);
+	INIT_LIST_HEAD(&c->op.node);
 	INIT_DELAYED_WORK(&c->flush_work, vcc_flush_work);
 	return c;
 }
@@ -838,7 +852,13 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			vcc_allow_opens(c);
 			return err;
 		}
-		/* a device attached meanwhile (hotplug) */
+		/* a device came back meanwhile, or comes back (hotplug) */
+		if (c->plugging) {
+			vcc_ext_err(ext, "cache %s: a device is being attached, retry",
+				    c->name);
+			vcc_allow_opens(c);
+			return -EBUSY;
+		}
 		err = vcc_refuse_opens(c, ext);
 		if (err)
 			return err;
@@ -896,17 +916,50 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 }
 
 /* ------------------------------------------------------ attach/detach */
-/* Waiting (or detached-dirty) @d comes back as @devt. */
+/*
+ * Waiting (or detached-dirty) @d comes back as @devt.  The open, the
+ * compare read of a hotplug and the cached device's start (its partition
+ * scan reads the disk) are device I/O, on a disk udev just offered that
+ * may not answer: they run without vcc_lock, into a new vcc_dev that
+ * takes @d's place under the lock.  Readers see @d, waiting, until then;
+ * @c is plugging meanwhile (what would change it fails with -EBUSY); a
+ * card's removal or rmmod waits for it (vcc_quiesce()).
+ */
 static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 			  bool hotplug, struct netlink_ext_ack *ext)
 {
-	int err = vcc_dev_plug(d, devt, hotplug, true, ext);
+	struct vcc_dev *nd;
+	struct vcc_op op;
+	int err;
 
-	if (!err) {
-		vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
-		vcc_update_state(c);
+	lockdep_assert_held(&vcc_lock);
+	if (d->plugging) {
+		vcc_ext_err(ext, "%s is being attached already", d->devname);
+		return -EBUSY;
 	}
-	return err;
+	nd = vcc_dev_alloc(c, d->devname, d->ident);
+	if (!nd)
+		return -ENOMEM;
+	nd->id = d->id;
+	d->plugging = true;
+	c->plugging++;
+	vcc_op_begin(&op, c);
+	mutex_unlock(&vcc_lock);
+	err = vcc_dev_plug(nd, devt, hotplug, true, ext);
+	mutex_lock(&vcc_lock);
+	vcc_op_end(&op);
+	c->plugging--;
+	d->plugging = false;
+	if (err) {
+		kfree(nd);
+		return err;
+	}
+	/* still @d's slot: nothing that frees @d runs while @c plugs */
+	c->devs[nd->id] = nd;
+	kfree(d);
+	vcnl_event(c, VCACHE_EV_ATTACHED, nd, 0, NULL);
+	vcc_update_state(c);
+	return 0;
 }
 
 int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
@@ -917,7 +970,10 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	int i, err;
 
 	lockdep_assert_held(&vcc_lock);
-	/* a device may come while @c is busy: delete checks again after it */
+	/*
+	 * a device may come while @c is busy or another one returns:
+	 * delete checks again after its write-back
+	 */
 	if (!c->engine || c->state == VCACHE_STATE_FAILED) {
 		vcc_ext_err(ext, "cache %s is %s: cannot attach", c->name,
 			    vcc_state_name(c->state));
@@ -1325,7 +1381,7 @@ void vcc_stop_all(struct vcd_card *card)
 		vcnl_event(c, VCACHE_EV_STATE, NULL, 0, "stopping");
 		vcc_teardown_unlist(c);
 		list_add_tail(&c->node, &stopping);
-		vcc_mark_unlocked(c);
+		vcc_op_begin(&c->op, c);
 	}
 	mutex_unlock(&vcc_lock);
 	list_for_each_entry_safe(c, t, &stopping, node) {

@@ -616,11 +616,47 @@ void vcc_card_exit(void)
 }
 
 /* ------------------------------------------- caches on a block device */
+/*
+ * The device I/O of a load from a block device (its exclusive open, which
+ * keeps every other load, create or attach off it, and the engine's load),
+ * without vcc_lock: a device that udev offers and that does not answer
+ * holds no other command.  @c is not listed.  On failure @c's flash is
+ * closed.
+ */
+static int vcc_bdev_load_flash(struct vcc_cache *c, dev_t devt, bool salvage,
+			       struct netlink_ext_ack *ext)
+{
+	char msg[128] = "";
+	int err;
+
+	err = vcd_bdev_open_excl(devt, c, &c->fh);
+	if (err) {
+		vcc_ext_err(ext, "cannot open %d:%d exclusively (error %d)",
+			    MAJOR(devt), MINOR(devt), err);
+		return err;
+	}
+	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
+	vcc_flash_init_dev(c, c->fh.bdev, 0);
+	err = vc_cache_load(&c->flash.dev, salvage ? VC_LOAD_SALVAGE : 0,
+			    &c->engine, msg, sizeof(msg));
+	if (err) {
+		pr_err("%s: no cache loaded: %s (error %d)%s\n", c->flash_name,
+		       msg[0] ? msg : "?", err,
+		       salvage ? "" : vcc_salvage_hint(err));
+		vcc_ext_err(ext, "%s: no cache loaded: %s (error %d)",
+			    c->flash_name, msg[0] ? msg : "?", err);
+		c->engine = NULL;
+		vcc_flash_close(c);
+	}
+	return err;
+}
+
 int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 {
 	struct vc_backing_info bi;
-	char msg[128] = "", name[VC_LABEL_LEN];
+	char name[VC_LABEL_LEN];
 	struct vcc_cache *c;
+	struct vcc_op op;
 	int i, err;
 
 	lockdep_assert_held(&vcc_lock);
@@ -640,24 +676,18 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	if (!c)
 		return -ENOMEM;
 	c->flash_devt = devt;
-	err = vcd_bdev_open_excl(devt, c, &c->fh);
-	if (err) {
-		vcc_ext_err(ext, "cannot open %d:%d exclusively (error %d)",
-			    MAJOR(devt), MINOR(devt), err);
+	vcc_op_begin(&op, c);	/* rmmod waits for it (vcc_quiesce()) */
+	mutex_unlock(&vcc_lock);
+	err = vcc_bdev_load_flash(c, devt, salvage, ext);
+	mutex_lock(&vcc_lock);
+	vcc_op_end(&op);
+	if (err)
 		goto out_free;
-	}
-	snprintf(c->flash_name, sizeof(c->flash_name), "%pg", c->fh.bdev);
-	vcc_flash_init_dev(c, c->fh.bdev, 0);
-	err = vc_cache_load(&c->flash.dev, salvage ? VC_LOAD_SALVAGE : 0,
-			    &c->engine, msg, sizeof(msg));
-	if (err) {
-		pr_err("%s: no cache loaded: %s (error %d)%s\n", c->flash_name,
-		       msg[0] ? msg : "?", err,
-		       salvage ? "" : vcc_salvage_hint(err));
-		vcc_ext_err(ext, "%s: no cache loaded: %s (error %d)",
-			    c->flash_name, msg[0] ? msg : "?", err);
-		c->engine = NULL;
-		goto out_close;
+	if (!vcc_is_ready() || c->stopping) {
+		vcc_ext_err(ext, "%s: not loaded: the module is unloading",
+			    c->flash_name);
+		err = -ECANCELED;
+		goto out_shutdown;
 	}
 	vc_cache_get_label(c->engine, name);
 	if (!name[0])	/* made by an older module: named after its device */
@@ -670,9 +700,7 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 			    "a cache of that name is loaded already" :
 			    "not a valid cache name");
 		err = vcc_valid_name(name) ? -EEXIST : -EINVAL;
-		vc_cache_shutdown(c->engine, 0);
-		c->engine = NULL;
-		goto out_close;
+		goto out_shutdown;
 	}
 	strscpy(c->name, name, sizeof(c->name));
 	c->block_size = vcc_engine_block_size(c);
@@ -689,7 +717,9 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	vcnl_event(c, VCACHE_EV_LOADED, NULL, 0, NULL);
 	return 0;
 
-out_close:
+out_shutdown:
+	vc_cache_shutdown(c->engine, 0);
+	c->engine = NULL;
 	vcc_flash_close(c);
 out_free:
 	vcc_free(c);

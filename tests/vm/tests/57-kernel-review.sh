@@ -13,7 +13,9 @@
 # identities hidden from unprivileged readers and auto-attach refusing a
 # disk of another size that carries a copied identity, and a card going
 # while the module loads (restore racing its removal) and while another
-# card's cache drains (its removal waits for its own caches only).
+# card's cache drains (its removal waits for its own caches only), and
+# disks offered by HOTPLUG that do not answer (a plain device's cache
+# being loaded, a returning backing disk being compared): commands answer.
 . "$(dirname "$0")/lib.sh"
 builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
