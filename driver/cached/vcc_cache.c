@@ -934,8 +934,15 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 
 	lockdep_assert_held(&vcc_lock);
 	if (d->plugging) {
+		/* EALREADY: udev's second offer of the disk is no error */
 		vcc_ext_err(ext, "%s is being attached already", d->devname);
-		return -EBUSY;
+		return -EALREADY;
+	}
+	/* no new wait for a removal or an unload (vcc_quiesce()) */
+	if (!vcc_ready || (c->card && vcd_card_going(c->card))) {
+		vcc_ext_err(ext, "cache %s: its card or the module is going",
+			    c->name);
+		return -ECANCELED;
 	}
 	nd = vcc_dev_alloc(c, d->devname, d->ident);
 	if (!nd)
@@ -954,8 +961,23 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 		kfree(nd);
 		return err;
 	}
-	/* still @d's slot: nothing that frees @d runs while @c plugs */
+	/*
+	 * @d is still in its slot: nothing that frees it runs while @c
+	 * plugs.  The engine gives the disk @d's slot back, unless it had
+	 * forgotten it (a detach that failed at its last metadata write
+	 * leaves @d waiting in the driver with its slot free in the engine):
+	 * then it is a new device in another slot, recorded as an attach's.
+	 */
+	c->devs[d->id] = NULL;
 	c->devs[nd->id] = nd;
+	if (nd->id != d->id) {
+		memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
+		vcc_conf_set_dev(c, nd);
+		err = vcc_save_conf(c);
+		if (err)
+			pr_warn("%s: cannot record %s in the card's table (error %d)\n",
+				c->name, nd->devname, err);
+	}
 	kfree(d);
 	vcnl_event(c, VCACHE_EV_ATTACHED, nd, 0, NULL);
 	vcc_update_state(c);

@@ -574,8 +574,12 @@ static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 	}
 	snprintf(what, sizeof(what), "hotplug %s (identity %s)", b->path,
 		 b->ident);
+	/*
+	 * ENOENT: no cache waits for it; EALREADY: another offer of it (udev
+	 * sends one per event) is attaching it
+	 */
 	if (vcc_nl_do(nl, msg, what, &err))
-		return err == ENOENT ? 0 : -1;	/* no cache waits for it */
+		return err == ENOENT || err == EALREADY ? 0 : -1;
 	printf("%s (identity %s): attached to the cache that was waiting for it\n",
 	       b->path, b->ident);
 	return 1;

@@ -396,6 +396,16 @@ json.dump(d, open(sys.argv[1] + ".sum", "w"))' "$T/fake.json"
 	   dry "$VC" reset-stats db | grep -qx "RESET_STATS name=db" &&
 	   dry "$VC" attach db --backing "$D/sdb1" | grep -qx "ATTACH name=db backing={dev=8:17 ident=wwid:naa.5000c500a1b2c3d4-part1}"
 	then ok dry_hotplug_flush_attach; else bad dry_hotplug_flush_attach; fi
+	# udev's second offer of a disk the kernel is attaching (EALREADY)
+	# is no error; a disk in use (EBUSY) is
+	VCACHE_NL_DRY_ERRNO=114 dry "$VC" hotplug "$D/vdb" >/dev/null 2>"$T/err"
+	rc=$?
+	if [ $rc = 0 ] && [ ! -s "$T/err" ]; then ok dry_hotplug_ealready_silent
+	else bad dry_hotplug_ealready_silent "exit $rc $(cat "$T/err")"; fi
+	VCACHE_NL_DRY_ERRNO=16 dry "$VC" hotplug "$D/vdb" >/dev/null 2>"$T/err"
+	rc=$?
+	if [ $rc != 0 ] && grep -qi "busy" "$T/err"; then ok dry_hotplug_ebusy_fails
+	else bad dry_hotplug_ebusy_fails "exit $rc $(cat "$T/err")"; fi
 
 	# blocking flush: the fake kernel moves on while the tool polls
 	fake_flush 0 0 750 3 0
