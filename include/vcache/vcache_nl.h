@@ -107,7 +107,9 @@ enum vcache_cmd {
 	 * is waiting for that identity, the device is attached if it also
 	 * has exactly the size recorded for it (EMEDIUMTYPE otherwise: ATTACH
 	 * by hand vouches for it); no one waiting: ENOENT (nothing to do, not
-	 * an error for the udev rule).
+	 * an error for the udev rule); the same disk being attached by an
+	 * earlier HOTPLUG or ATTACH still running: EALREADY (nothing to do
+	 * either); its cache's card or the module going: ECANCELED.
 	 */
 	VCACHE_CMD_HOTPLUG,
 	/* Zero the statistics: NAME. */
