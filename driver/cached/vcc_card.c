@@ -718,9 +718,14 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	return 0;
 
 out_shutdown:
+	/* device I/O (the clean flag written): unlocked, as the load */
+	vcc_op_begin(&op, c);
+	mutex_unlock(&vcc_lock);
 	vc_cache_shutdown(c->engine, 0);
 	c->engine = NULL;
 	vcc_flash_close(c);
+	mutex_lock(&vcc_lock);
+	vcc_op_end(&op);
 out_free:
 	vcc_free(c);
 	return err;
