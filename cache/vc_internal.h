@@ -245,6 +245,12 @@ struct vc_dirtymap {
 	vc_atomic64_t w[];
 };
 
+/* A clean block's home sector and crc32c (vc_verify.c). */
+struct vc_fingerprint {
+	u64 sector;
+	u32 crc;
+};
+
 struct vc_bdev_slot {
 	struct vc_dev *dev;	/* NULL while not attached */
 	u64 dmap;		/* struct vc_dirtymap *, vc_load_u64() */
@@ -269,10 +275,7 @@ struct vc_bdev_slot {
 	 * few of them as home sector and crc32c: compared with a disk that
 	 * claims the slot (vc_verify.c).  RAM only.
 	 */
-	struct {
-		u64 sector;
-		u32 crc;
-	} fp[VC_VERIFY_SAMPLES];
+	struct vc_fingerprint fp[VC_VERIFY_SAMPLES];
 	u32 nr_fp;
 };
 

@@ -82,10 +82,32 @@ static s64 sample_clean(struct vc_cache *c, u32 id, u32 k, u64 nr_sectors,
 	return -1;
 }
 
+/*
+ * Fingerprints of up to VC_VERIFY_SAMPLES clean blocks of @id within
+ * @nr_sectors (one per sample region) into @fp, read through @buf (@p);
+ * how many.  ctl_mutex held.
+ */
+static u32 take_fingerprints(struct vc_cache *c, u32 id, u64 nr_sectors,
+			     struct vc_buf *buf, u8 *p,
+			     struct vc_fingerprint *fp, u32 *skipped)
+{
+	u32 k, n = 0;
+
+	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
+		s64 home = sample_clean(c, id, k, nr_sectors, buf, p, skipped);
+
+		if (home < 0)
+			continue;
+		fp[n].sector = (u64)home;
+		fp[n++].crc = vc_crc32c(0, p, c->block_size);
+	}
+	return n;
+}
+
 void vc_verify_fingerprint(struct vc_cache *c, u32 id)
 {
 	struct vc_bdev_slot *s = &c->bdev[id];
-	u32 bs = c->block_size, k, skipped = 0;
+	u32 bs = c->block_size, skipped = 0;
 	struct vc_buf buf;
 	u8 *p;
 
@@ -94,27 +116,16 @@ void vc_verify_fingerprint(struct vc_cache *c, u32 id)
 	if (!p)
 		return;		/* the disk will be matched by identity alone */
 	vc_buf_init_mem(&buf, p, bs);
-	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
-		s64 home = sample_clean(c, id, k, s->nr_sectors, &buf, p,
-					&skipped);
-
-		if (home < 0)
-			continue;
-		s->fp[s->nr_fp].sector = (u64)home;
-		s->fp[s->nr_fp].crc = vc_crc32c(0, p, bs);
-		s->nr_fp++;
-	}
+	s->nr_fp = take_fingerprints(c, id, s->nr_sectors, &buf, p, s->fp,
+				     &skipped);
 	vc_free(p);
 }
 
 int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 			    struct vc_verify_result *res)
 {
-	u32 bs = c->block_size, sect = bs >> VC_SECTOR_SHIFT, k, n = 0;
-	struct {
-		u64 sector;
-		u32 crc;
-	} want[2 * VC_VERIFY_SAMPLES];
+	u32 bs = c->block_size, sect = bs >> VC_SECTOR_SHIFT, k, n;
+	struct vc_fingerprint want[2 * VC_VERIFY_SAMPLES];
 	struct vc_bdev_slot *s;
 	struct vc_buf buf;
 	u8 *p;
@@ -140,21 +151,11 @@ int vc_cache_verify_backing(struct vc_cache *c, u32 id, struct vc_dev *cand,
 		err = -ENOENT;
 		goto out;
 	}
-	for (k = 0; k < VC_VERIFY_SAMPLES; k++) {
-		s64 home = sample_clean(c, id, k, cand->nr_sectors, &buf, p,
-					&res->skipped);
-
-		if (home < 0)
-			continue;
-		want[n].sector = (u64)home;
-		want[n++].crc = vc_crc32c(0, p, bs);
-	}
-	for (k = 0; k < s->nr_fp; k++) {
-		if (s->fp[k].sector + sect > cand->nr_sectors)
-			continue;
-		want[n].sector = s->fp[k].sector;
-		want[n++].crc = s->fp[k].crc;
-	}
+	n = take_fingerprints(c, id, cand->nr_sectors, &buf, p, want,
+			      &res->skipped);
+	for (k = 0; k < s->nr_fp; k++)
+		if (s->fp[k].sector + sect <= cand->nr_sectors)
+			want[n++] = s->fp[k];
 	vc_mutex_unlock(&c->ctl_mutex);
 	/*
 	 * The candidate is read without it: a disk that does not answer

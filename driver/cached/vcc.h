@@ -140,11 +140,11 @@ extern const char * const vcc_lat_names[VCACHE_NR_LAT_PATHS];
 int vcc_init(void);
 void vcc_exit(void);
 /*
- * @op of @c runs without vcc_lock from begin (vcc_lock held, then let go)
- * to end (vcc_lock held again): vcc_quiesce() waits for it.
+ * Let go of vcc_lock (held) for @op, a long part of an operation of @c,
+ * and take it again after it: vcc_quiesce() waits for @op meanwhile.
  */
-void vcc_op_begin(struct vcc_op *op, struct vcc_cache *c);
-void vcc_op_end(struct vcc_op *op);
+void vcc_unlock_op(struct vcc_op *op, struct vcc_cache *c);
+void vcc_relock_op(struct vcc_op *op);
 struct vcc_cache *vcc_find(const char *name);
 /* Names of caches and cached devices: [A-Za-z0-9_.-], no leading . or -. */
 bool vcc_valid_name(const char *s);

@@ -480,33 +480,40 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 	strscpy(cd->ident, d->ident, sizeof(cd->ident));
 }
 
+/* @d takes slot @d->id, recorded in the card's table (attach). */
+static void vcc_record_dev(struct vcc_cache *c, struct vcc_dev *d)
+{
+	int err;
+
+	c->devs[d->id] = d;
+	vcc_conf_set_dev(c, d);
+	err = vcc_save_conf(c);
+	if (err)
+		pr_warn("%s: cannot record %s in the card's table (error %d)\n",
+			c->name, d->devname, err);
+}
+
 /* ------------------------------------------------- unlocked operations */
-void vcc_op_begin(struct vcc_op *op, struct vcc_cache *c)
+/* @op of @c is to run without vcc_lock: vcc_quiesce() waits for it. */
+static void vcc_op_begin(struct vcc_op *op, struct vcc_cache *c)
 {
 	lockdep_assert_held(&vcc_lock);
 	op->c = c;
 	list_add(&op->node, &vcc_unlocked);
 }
 
-void vcc_op_end(struct vcc_op *op)
+void vcc_unlock_op(struct vcc_op *op, struct vcc_cache *c)
 {
-	lockdep_assert_held(&vcc_lock);
-	list_del_init(&op->node);
-	WRITE_ONCE(vcc_unlocked_ends, vcc_unlocked_ends + 1);
-	wake_up_all(&vcc_unlocked_wq);
-}
-
-/* Let go of vcc_lock for a long part of @c's operation (see vcc.h). */
-static void vcc_unlock_long(struct vcc_cache *c)
-{
-	vcc_op_begin(&c->op, c);
+	vcc_op_begin(op, c);
 	mutex_unlock(&vcc_lock);
 }
 
-static void vcc_relock_long(struct vcc_cache *c)
+void vcc_relock_op(struct vcc_op *op)
 {
 	mutex_lock(&vcc_lock);
-	vcc_op_end(&c->op);
+	list_del_init(&op->node);
+	WRITE_ONCE(vcc_unlocked_ends, vcc_unlocked_ends + 1);
+	wake_up_all(&vcc_unlocked_wq);
 }
 
 /*
@@ -562,9 +569,9 @@ static int vcc_flush_unlocked(struct vcc_cache *c, u32 id)
 	int err;
 
 	c->busy = true;
-	vcc_unlock_long(c);
+	vcc_unlock_op(&c->op, c);
 	err = vc_cache_flush(c->engine, id, vcc_flush_check_stop, c);
-	vcc_relock_long(c);
+	vcc_relock_op(&c->op);
 	c->busy = false;
 	if (err == -EINTR && c->stopping)
 		pr_warn("%s: write-back stopped: its card is being removed or the module unloaded (the data stays dirty on the flash)\n",
@@ -853,11 +860,10 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			return err;
 		}
 		/* a device came back meanwhile, or comes back (hotplug) */
-		if (c->plugging) {
-			vcc_ext_err(ext, "cache %s: a device is being attached, retry",
-				    c->name);
+		err = vcc_busy(c, ext);
+		if (err) {
 			vcc_allow_opens(c);
-			return -EBUSY;
+			return err;
 		}
 		err = vcc_refuse_opens(c, ext);
 		if (err)
@@ -897,7 +903,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	 * without vcc_lock.  Its superblocks are erased: nothing loads it again.
 	 */
 	vcc_teardown_unlist(c);
-	vcc_unlock_long(c);
+	vcc_unlock_op(&c->op, c);
 	err = vcc_teardown_release(c, VC_SHUTDOWN_FORGET);
 	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
 	if (failed && (err || ferr)) {
@@ -910,7 +916,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	}
 	pr_info("%s: deleted%s\n", c->name,
 		dirty ? " (dirty data discarded)" : "");
-	vcc_relock_long(c);
+	vcc_relock_op(&c->op);
 	vcc_free(c);
 	return err;
 }
@@ -950,11 +956,9 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 	nd->id = d->id;
 	d->plugging = true;
 	c->plugging++;
-	vcc_op_begin(&op, c);
-	mutex_unlock(&vcc_lock);
+	vcc_unlock_op(&op, c);
 	err = vcc_dev_plug(nd, devt, hotplug, true, ext);
-	mutex_lock(&vcc_lock);
-	vcc_op_end(&op);
+	vcc_relock_op(&op);
 	c->plugging--;
 	d->plugging = false;
 	if (err) {
@@ -969,14 +973,11 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 	 * then it is a new device in another slot, recorded as an attach's.
 	 */
 	c->devs[d->id] = NULL;
-	c->devs[nd->id] = nd;
 	if (nd->id != d->id) {
 		memset(&c->conf[d->id], 0, sizeof(c->conf[d->id]));
-		vcc_conf_set_dev(c, nd);
-		err = vcc_save_conf(c);
-		if (err)
-			pr_warn("%s: cannot record %s in the card's table (error %d)\n",
-				c->name, nd->devname, err);
+		vcc_record_dev(c, nd);
+	} else {
+		c->devs[nd->id] = nd;
 	}
 	kfree(d);
 	vcnl_event(c, VCACHE_EV_ATTACHED, nd, 0, NULL);
@@ -1048,12 +1049,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 		kfree(d);
 		return err;
 	}
-	c->devs[d->id] = d;
-	vcc_conf_set_dev(c, d);
-	err = vcc_save_conf(c);
-	if (err)
-		pr_warn("%s: cannot record %s in the card's table (error %d)\n",
-			c->name, devname, err);
+	vcc_record_dev(c, d);
 	vcnl_event(c, VCACHE_EV_ATTACHED, d, 0, NULL);
 	vcc_update_state(c);
 	return 0;
@@ -1410,7 +1406,7 @@ void vcc_stop_all(struct vcd_card *card)
 		list_del_init(&c->node);
 		vcc_teardown_release(c, 0);
 		pr_info("%s: stopped\n", c->name);
-		vcc_relock_long(c);
+		vcc_relock_op(&c->op);
 		vcc_free(c);
 		mutex_unlock(&vcc_lock);
 	}

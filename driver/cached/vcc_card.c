@@ -676,11 +676,9 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	if (!c)
 		return -ENOMEM;
 	c->flash_devt = devt;
-	vcc_op_begin(&op, c);	/* rmmod waits for it (vcc_quiesce()) */
-	mutex_unlock(&vcc_lock);
+	vcc_unlock_op(&op, c);	/* rmmod waits for it (vcc_quiesce()) */
 	err = vcc_bdev_load_flash(c, devt, salvage, ext);
-	mutex_lock(&vcc_lock);
-	vcc_op_end(&op);
+	vcc_relock_op(&op);
 	if (err)
 		goto out_free;
 	if (!vcc_is_ready() || c->stopping) {
@@ -719,13 +717,11 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 
 out_shutdown:
 	/* device I/O (the clean flag written): unlocked, as the load */
-	vcc_op_begin(&op, c);
-	mutex_unlock(&vcc_lock);
+	vcc_unlock_op(&op, c);
 	vc_cache_shutdown(c->engine, 0);
 	c->engine = NULL;
 	vcc_flash_close(c);
-	mutex_lock(&vcc_lock);
-	vcc_op_end(&op);
+	vcc_relock_op(&op);
 out_free:
 	vcc_free(c);
 	return err;
