@@ -393,6 +393,8 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 	size_t n = uuid ? vc_strnlen(uuid, VC_UUID_LEN) : 0;
 	u8 key[VC_UUID_LEN];
 	int slot = -1, i, err;
+	bool fresh = false;
+	u64 old_sectors;
 
 	if (!n || n >= VC_UUID_LEN || !bdev || !bdev->nr_sectors)
 		return -EINVAL;
@@ -424,7 +426,7 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 		err = -ENOSPC;
 		if (slot < 0)
 			goto out;
-		vc_memcpy(c->bdev[slot].uuid, key, sizeof(key));
+		fresh = true;
 	}
 	err = vc_dirtymap_attach(c, (u32)slot, bdev->nr_sectors);
 	if (err) {
@@ -432,12 +434,21 @@ int vc_cache_attach(struct vc_cache *c, struct vc_dev *bdev,
 			   c->cdev->name, uuid);
 		goto out;
 	}
+	old_sectors = c->bdev[slot].nr_sectors;
+	vc_memcpy(c->bdev[slot].uuid, key, sizeof(key));
 	c->bdev[slot].in_use = true;
 	c->bdev[slot].nr_sectors = bdev->nr_sectors;
 	err = vc_md_write_dev(c, (u32)slot);
 	if (err) {
 		vc_log_err("%s: cannot record backing device %s: error %d",
 			   c->cdev->name, uuid, err);
+		/* as the flash still has it: a new slot stays free */
+		c->bdev[slot].nr_sectors = old_sectors;
+		if (fresh) {
+			c->bdev[slot].in_use = false;
+			vc_memset(c->bdev[slot].uuid, 0,
+				  sizeof(c->bdev[slot].uuid));
+		}
 		goto out;
 	}
 	/* its first host FLUSH goes home: what came before is unknown */
@@ -577,6 +588,36 @@ static bool md_retry_sync(struct vc_cache *c)
 
 static bool dev_io_done(void *arg);
 
+/*
+ * Free slot @id (its device gone) and record that on flash.  When the
+ * record cannot be written the slot stays reserved, as the flash still
+ * says: the device is waiting, and its identity gets the same slot back
+ * (a new device never takes a slot the flash gives to another one).
+ */
+static int forget_slot(struct vc_cache *c, u32 id)
+{
+	struct vc_bdev_slot *b = &c->bdev[id];
+	u8 uuid[sizeof(b->uuid)], label[sizeof(b->label)];
+	int err;
+
+	vc_memcpy(uuid, b->uuid, sizeof(uuid));
+	vc_memcpy(label, b->label, sizeof(label));
+	b->in_use = false;
+	vc_memset(b->uuid, 0, sizeof(b->uuid));
+	vc_memset(b->label, 0, sizeof(b->label));
+	err = vc_md_write_dev(c, id);
+	if (!err) {
+		b->nr_fp = 0;
+		return 0;
+	}
+	b->in_use = true;
+	vc_memcpy(b->uuid, uuid, sizeof(uuid));
+	vc_memcpy(b->label, label, sizeof(label));
+	vc_log_err("%s: detach: backing device %u cannot be recorded as gone (error %d): its slot stays reserved for it",
+		   c->cdev->name, id, err);
+	return err;
+}
+
 int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 {
 	struct dev_scan ds = { .c = c, .id = id,
@@ -655,11 +696,7 @@ int vc_cache_detach(struct vc_cache *c, u32 id, u32 flags)
 		c->bdev[id].parked = false;
 		goto out;
 	}
-	c->bdev[id].in_use = false;
-	c->bdev[id].nr_fp = 0;
-	vc_memset(c->bdev[id].uuid, 0, sizeof(c->bdev[id].uuid));
-	vc_memset(c->bdev[id].label, 0, sizeof(c->bdev[id].label));
-	err = vc_md_write_dev(c, id);
+	err = forget_slot(c, id);
 out:
 	if (err && ds.keep)
 		c->bdev[id].parked = false;

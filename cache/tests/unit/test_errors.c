@@ -213,6 +213,55 @@ static void test_failed_detach_then_unplug(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * A detach whose last write (the device table) fails keeps the slot
+ * reserved, as the flash still says; an attach whose record fails leaves
+ * its new slot free.  Before, the detach freed the slot in RAM only: a
+ * new device took the slot the flash gave the old one, and the old one
+ * (waiting in the driver) got another slot when it came back.
+ */
+static void test_slot_record_fails(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WT);
+	struct t_inj f = { .op = VC_DEV_WRITE, .meta_only = true, .left = -1,
+			   .err = -EIO };
+	struct vc_backing_info bi;
+	struct tenv t;
+	u32 id = VC_MAX_BACKING, id2 = VC_MAX_BACKING;
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	t_write_pat(&t, 1, 2, 1, 0);
+	vc_memdev_set_fail(t.cm, t_inject, &f);
+	assert_int_equal(vc_cache_detach(t.c, t.dev, 0), -EIO);
+	assert_int_equal(vc_cache_unplug(t.c, t.dev), 0);	/* the driver's */
+	assert_int_equal(vc_cache_backing_info(t.c, t.dev, &bi), 0);
+	assert_true(bi.in_use);
+	assert_false(bi.attached);
+	assert_string_equal(bi.uuid, "hdd0");
+	/* a new device whose record fails: no slot taken */
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "other",
+					 &id2), -EIO);
+	assert_int_equal(vc_cache_backing_info(t.c, t.dev + 1, &bi), -ENOENT);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	/* recorded: another slot than the waiting device's */
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "other",
+					 &id2), 0);
+	assert_int_not_equal(id2, t.dev);
+	assert_int_equal(vc_cache_detach(t.c, id2, 0), 0);
+	/* the identity comes back to its own slot */
+	assert_int_equal(vc_cache_attach(t.c, vc_memdev_dev(t.bm), "hdd0",
+					 &id), 0);
+	assert_int_equal(id, t.dev);
+	assert_int_equal(t_check_pat(&t, 1, 2, 1), 0);
+	/* and the flash says the same after a power cut */
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t.dev, id);
+	assert_int_equal(vc_cache_backing_info(t.c, id2, &bi), -ENOENT);
+	t_teardown(&t);
+}
+
 static void test_writeback_read_error_lost(void **st)
 {
 	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
@@ -332,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_writeback_error_keeps_dirty),
 		cmocka_unit_test(test_writeback_read_error_lost),
 		cmocka_unit_test(test_failed_detach_then_unplug),
+		cmocka_unit_test(test_slot_record_fails),
 		cmocka_unit_test(test_dead_flash_overwrite_of_lost_block),
 	};
 
