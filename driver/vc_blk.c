@@ -534,6 +534,12 @@ int vcd_blk_add_disk(struct vcd_dev *dev)
 	return 0;
 }
 
+bool vcd_devt_is_card(dev_t devt)
+{
+	return vcd_major > 0 && MAJOR(devt) == vcd_major &&
+	       !(MINOR(devt) % VCD_MINORS);
+}
+
 /* del_gendisk: writes back, fails new I/O, waits for requests in flight. */
 void vcd_blk_remove_disk(struct vcd_dev *dev)
 {

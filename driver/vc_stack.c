@@ -234,6 +234,7 @@ int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info)
 		info->write_cache = id->flags & VC_ID_F_VWC;
 		info->fua = id->flags & VC_ID_F_FUA;
 		info->live = vcd_state(dev) == VCD_STATE_LIVE;
+		info->dead = vcd_state(dev) == VCD_STATE_DEAD;
 		ret = 0;
 	}
 	mutex_unlock(&card->lock);

@@ -58,6 +58,7 @@ struct vcd_card_info {
 	bool write_cache;	/* volatile: FLUSH needed for durability */
 	bool fua;
 	bool live;		/* false: resetting, dead, or removed */
+	bool dead;		/* killed: its VCD_CARD_DEAD notice sent or due */
 };
 
 struct vcd_card *vcd_card_get(const char *serial);
@@ -85,6 +86,8 @@ void vcd_card_uevent(struct vcd_card *card, const char *env);
 int vcd_card_for_each(int (*fn)(struct vcd_card *card, void *arg), void *arg);
 /* The card whose raw disk is @devt (/dev/vflashN), referenced, or NULL. */
 struct vcd_card *vcd_card_get_by_devt(dev_t devt);
+/* Is @devt a card's raw disk (/dev/vflashN), its removal begun too? */
+bool vcd_devt_is_card(dev_t devt);
 
 /*
  * Card space (vc_space.c), like NVMe namespace management.  A table at

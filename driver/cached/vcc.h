@@ -12,18 +12,21 @@
  * percpu reference (vcc_dev.active) that detach kills and waits for.
  *
  * The long parts of an operation (the write-back of a delete or a detach
- * --flush, a deleted cache's engine shutdown, the load of a cache from a
- * block device, a returning backing device's open, compare read and start)
- * run without vcc_lock, so that other caches, the tools and the state
- * watch never wait behind device I/O: the write-back with the cache marked
- * busy (listed and readable; any operation that would change it fails with
- * -EBUSY), the shutdown with the cache unlisted, the load before the cache
- * is listed, a return into a private vcc_dev that replaces the waiting one
- * under the lock (the cache marked plugging meanwhile: as busy).  Each is
- * a struct vcc_op, listed while it runs.  Card removal and module unload
- * wait for those of their own caches only, and stop such a write-back
- * (vcc_quiesce()); their own caches' shutdowns run unlisted and unlocked
- * too (vcc_stop_all()).
+ * --flush, a deleted cache's engine shutdown, a create's format, the load
+ * of a cache from a block device, a backing device's open, compare read
+ * and start, new or returning) run without vcc_lock, so that other
+ * caches, the tools and the state watch never wait behind device I/O:
+ * the write-back with the cache marked busy (listed and readable; any
+ * operation that would change it fails with -EBUSY), the shutdown with
+ * the cache unlisted, the create and the load before the cache is
+ * listed, an attach into a private vcc_dev listed under the lock when it
+ * is done (a return's replaces the waiting one).  Meanwhile the names,
+ * identities and devices they take are taken (vcc_plugging, vcc_unlisted)
+ * and the cache is marked plugging (as busy).  Each is a struct vcc_op,
+ * listed while it runs.  Card removal and module unload wait for those of
+ * their own caches only, and stop such a write-back (vcc_quiesce());
+ * their own caches' shutdowns run unlisted and unlocked too
+ * (vcc_stop_all()).
  */
 #ifndef VCC_H
 #define VCC_H
@@ -69,6 +72,9 @@ struct vcc_dev {
 	int index;			/* N */
 	bool dying;			/* opens refused (delete, detach) */
 	bool plugging;			/* vcc_lock: its return runs unlocked */
+	/* vcc_lock: on vcc_plugging while it is plugged in without the lock */
+	struct list_head plug_node;
+	dev_t plug_devt;
 	struct percpu_ref active;	/* bios in flight */
 	struct completion drained;
 	struct vcc_kobj *ko;		/* /sys/block/vcacheN/vcache */

@@ -26,6 +26,14 @@ static bool vcc_ready;		/* vcc_lock: between init and exit */
 static LIST_HEAD(vcc_unlocked);		/* vcc_lock */
 static unsigned long vcc_unlocked_ends;	/* vcc_lock to change */
 static DECLARE_WAIT_QUEUE_HEAD(vcc_unlocked_wq);
+/* vcc_lock: struct vcc_dev being plugged in without it (vcc_plug_unlocked()) */
+static LIST_HEAD(vcc_plugging);
+/*
+ * vcc_lock: caches not listed that run without it, by c->node: being
+ * created (vcc_create()) or torn down for good (vcc_teardown_forget()).
+ * Their names and flash are taken (vcc_name_taken(), vcc_devt_in_use()).
+ */
+static LIST_HEAD(vcc_unlisted);
 
 #ifdef VC_COMPAT_NL_FMT
 /*
@@ -179,16 +187,20 @@ struct vcc_cache *vcc_next(struct vcc_cache *c)
 	return list_next_entry(c, node);
 }
 
-/* A cached device named @devname anywhere, or NULL. */
+/* A cached device named @devname anywhere (one being plugged too), or NULL. */
 static struct vcc_dev *vcc_find_devname(const char *devname)
 {
 	struct vcc_cache *c;
+	struct vcc_dev *d;
 	int i;
 
 	list_for_each_entry(c, &vcc_caches, node)
 		for (i = 0; i < VC_MAX_BACKING; i++)
 			if (c->devs[i] && !strcmp(c->devs[i]->devname, devname))
 				return c->devs[i];
+	list_for_each_entry(d, &vcc_plugging, plug_node)
+		if (!strcmp(d->devname, devname))
+			return d;
 	return NULL;
 }
 
@@ -196,6 +208,7 @@ static struct vcc_dev *vcc_find_devname(const char *devname)
 bool vcc_devt_in_use(dev_t devt)
 {
 	struct vcc_cache *c;
+	struct vcc_dev *d;
 	int i;
 
 	list_for_each_entry(c, &vcc_caches, node) {
@@ -206,6 +219,12 @@ bool vcc_devt_in_use(dev_t devt)
 			    c->devs[i]->bh.bdev->bd_dev == devt)
 				return true;
 	}
+	list_for_each_entry(c, &vcc_unlisted, node)
+		if (c->flash_devt == devt)
+			return true;
+	list_for_each_entry(d, &vcc_plugging, plug_node)
+		if (d->plug_devt == devt)
+			return true;
 	return false;
 }
 
@@ -275,6 +294,7 @@ static struct vcc_dev *vcc_dev_alloc(struct vcc_cache *c, const char *devname,
 	strscpy(d->devname, devname, sizeof(d->devname));
 	strscpy(d->ident, ident, sizeof(d->ident));
 	d->state = VCACHE_BS_WAITING;
+	INIT_LIST_HEAD(&d->plug_node);
 	return d;
 }
 
@@ -340,7 +360,7 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 	int err;
 
 	if (c->flash_devt == devt || (c->fbdev && c->fbdev->bd_dev == devt) ||
-	    vcd_card_is_disk(devt)) {
+	    vcd_devt_is_card(devt)) {
 		vcc_ext_err(ext, "%d:%d is a vcache card or this cache's flash: not a backing device",
 			    MAJOR(devt), MINOR(devt));
 		return -EINVAL;
@@ -594,7 +614,7 @@ static const char *vcc_flush_how(struct vcc_cache *c, int err)
 
 /*
  * -EBUSY with a message while @c's write-back runs unlocked, or a device
- * of it returns unlocked (vcc_dev_return()).
+ * of it is plugged in unlocked (an attach, a return, its create).
  */
 static int vcc_busy(struct vcc_cache *c, struct netlink_ext_ack *ext)
 {
@@ -651,17 +671,27 @@ static int vcc_teardown_release(struct vcc_cache *c, u32 shutdown_flags)
 }
 
 /*
- * The one teardown of a cache, used by delete, card removal, a failed
- * create and module unload: stop every cached device (their bios drain),
- * shut the engine down (records and the clean flag written; with
- * @flush_flags VC_SHUTDOWN_FLUSH after writing everything back), free the
- * devices, close the flash.  The cache is unlisted; the caller frees it.
- * Delete runs its two halves apart, the second without vcc_lock.
+ * The one teardown of a cache for good (delete, a failed create):
+ * vcc_teardown_unlist(), then the device I/O without vcc_lock, as @c's
+ * unlocked operation (minutes on a slow or failing device): the engine
+ * shut down with its superblocks erased (nothing loads it again) and the
+ * card's region given back, whatever the shutdown did.  Returns the
+ * shutdown's error, *@ferr the region's.  A card's removal and rmmod stop
+ * caches with the same halves (vcc_stop_all()).
  */
-static int vcc_teardown(struct vcc_cache *c, u32 shutdown_flags)
+static int vcc_teardown_forget(struct vcc_cache *c, int *ferr)
 {
+	int err;
+
 	vcc_teardown_unlist(c);
-	return vcc_teardown_release(c, shutdown_flags);
+	/* its name and flash stay taken until its region is given back */
+	list_add(&c->node, &vcc_unlisted);
+	vcc_unlock_op(&c->op, c);
+	err = vcc_teardown_release(c, VC_SHUTDOWN_FORGET);
+	*ferr = vcc_flash_forget(c);
+	vcc_relock_op(&c->op);
+	list_del_init(&c->node);
+	return err;
 }
 
 void vcc_free(struct vcc_cache *c)
@@ -726,12 +756,66 @@ void vcc_update_state(struct vcc_cache *c)
 }
 
 /* ------------------------------------------------------------ create */
+/*
+ * The device I/O of a create, without vcc_lock: the flash opened (a
+ * card's region made), the cache formatted, @d plugged in and recorded.
+ * @c is not listed.  On failure @d is not in @c's devs[] unless the
+ * recording failed; what was made is torn down by the caller.
+ */
+static int vcc_create_flash(struct vcc_cache *c, struct vcc_dev *d,
+			    const struct vcc_create_args *a,
+			    struct netlink_ext_ack *ext)
+{
+	int err;
+
+	err = vcc_flash_open_new(c, a->cache_devt, a->size, ext);
+	if (err)
+		return err;
+	err = vc_cache_create(&c->flash.dev, &a->cfg, &c->engine);
+	if (err) {
+		vcc_ext_err(ext, "cannot format the cache on %s (error %d)",
+			    c->flash_name, err);
+		return err;
+	}
+	err = vcc_dev_plug(d, a->backing_devt, false, false, ext);
+	if (err)
+		return err;
+	c->devs[d->id] = d;
+	vcc_conf_set_dev(c, d);
+	err = vcc_save_conf(c);
+	if (err)
+		vcc_ext_err(ext, "cannot record cache %s in the card's table (error %d)",
+			    c->name, err);
+	return err;
+}
+
+/* Is @name a cache's, listed, being created or being deleted? */
+bool vcc_name_taken(const char *name)
+{
+	struct vcc_cache *c;
+
+	lockdep_assert_held(&vcc_lock);
+	list_for_each_entry(c, &vcc_unlisted, node)
+		if (!strcmp(c->name, name))
+			return true;
+	return vcc_find(name);
+}
+
+/*
+ * The checks, under vcc_lock; then the device I/O without it
+ * (vcc_create_flash()): a flash or a backing device that does not answer
+ * holds no other command.  Meanwhile @c is on vcc_unlisted and its first
+ * device on vcc_plugging: their names and devices are taken; @c is
+ * plugging (a sysfs store to its device gets -EBUSY); a removal of its
+ * card or rmmod waits for it (vcc_quiesce()) and then stops it, listed,
+ * as any other cache (its data kept).
+ */
 int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 {
 	const char *devname = a->devname ? a->devname : a->name;
 	struct vcc_cache *c;
 	struct vcc_dev *d;
-	int err;
+	int err, ferr;
 
 	lockdep_assert_held(&vcc_lock);
 	if (!vcc_ready)
@@ -746,7 +830,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 			    VCACHE_IDENT_MAX - 1);
 		return -EINVAL;
 	}
-	if (vcc_find(a->name)) {
+	if (vcc_name_taken(a->name)) {
 		vcc_ext_err(ext, "a cache named %s exists", a->name);
 		return -EEXIST;
 	}
@@ -759,7 +843,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 		return -EINVAL;
 	}
 	/* a card holds several caches (regions); other flash holds one */
-	if ((!vcd_card_is_disk(a->cache_devt) &&
+	if ((!vcd_devt_is_card(a->cache_devt) &&
 	     vcc_devt_in_use(a->cache_devt)) ||
 	    vcc_devt_in_use(a->backing_devt)) {
 		vcc_ext_err(ext, "the device is used by another cache already");
@@ -769,43 +853,50 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	if (!c)
 		return -ENOMEM;
 	c->block_size = a->cfg.block_size;
-	err = vcc_flash_open_new(c, a->cache_devt, a->size, ext);
-	if (err)
+	c->flash_devt = a->cache_devt;
+	/* known before the lock goes: a removal of it waits for @c */
+	c->card = vcd_card_get_by_devt(a->cache_devt);
+	if ((c->card && vcd_card_going(c->card)) ||
+	    (!c->card && vcd_devt_is_card(a->cache_devt))) {
+		vcc_ext_err(ext, "card %d:%d is going", MAJOR(a->cache_devt),
+			    MINOR(a->cache_devt));
+		err = -ECANCELED;
 		goto out_free;
-	err = vc_cache_create(&c->flash.dev, &a->cfg, &c->engine);
-	if (err) {
-		vcc_ext_err(ext, "cannot format the cache on %s (error %d)",
-			    c->flash_name, err);
-		goto out_teardown;
 	}
 	d = vcc_dev_alloc(c, devname, a->ident);
 	err = -ENOMEM;
 	if (!d)
-		goto out_teardown;
-	err = vcc_dev_plug(d, a->backing_devt, false, false, ext);
-	if (err) {
+		goto out_free;
+	list_add(&c->node, &vcc_unlisted);
+	d->plug_devt = a->backing_devt;
+	list_add(&d->plug_node, &vcc_plugging);
+	c->plugging++;
+	vcc_unlock_op(&c->op, c);
+	err = vcc_create_flash(c, d, a, ext);
+	vcc_relock_op(&c->op);
+	c->plugging--;
+	list_del_init(&d->plug_node);
+	list_del_init(&c->node);
+	if (c->devs[d->id] != d)	/* not plugged in: @c does not free it */
 		kfree(d);
-		goto out_teardown;
-	}
-	c->devs[d->id] = d;
-	vcc_conf_set_dev(c, d);
-	err = vcc_save_conf(c);
-	if (err) {
-		vcc_ext_err(ext, "cannot record cache %s in the card's table (error %d)",
-			    c->name, err);
-		goto out_teardown;
-	}
+	if (err && (c->region || c->fbdev))	/* something was made */
+		vcc_teardown_forget(c, &ferr);
+	if (err)
+		goto out_free;
+	/*
+	 * Listed even when its card or the module goes meanwhile: the
+	 * removal, waiting for vcc_lock, stops it with the others.
+	 */
 	vcc_publish(c);
 	pr_info("%s: created on %s (%llu MiB, %u-byte blocks, %s)\n", c->name,
 		c->flash_name, c->size >> 20, c->block_size,
 		vc_mode_name(a->cfg.mode));
 	vcnl_event(c, VCACHE_EV_CREATED, NULL, 0, NULL);
+	/* a card that died meanwhile: its notice went to listed caches only */
+	if (vcc_card_killed(c))
+		vcc_card_failed(c);
 	return 0;
 
-out_teardown:
-	/* its superblocks erased: a plain device must not load it later */
-	vcc_teardown(c, VC_SHUTDOWN_FORGET);
-	vcc_flash_forget(c);
 out_free:
 	vcc_free(c);
 	return err;
@@ -897,15 +988,7 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 			vc_cache_detach(c->engine, i, VC_DETACH_FORCE);
 	vcnl_event(c, VCACHE_EV_DELETED, NULL, 0, NULL);
 	failed = c->state == VCACHE_STATE_FAILED;
-	/*
-	 * Unlisted, its devices gone: the engine's shutdown and the card's
-	 * table are device I/O (minutes on a slow or failing device), done
-	 * without vcc_lock.  Its superblocks are erased: nothing loads it again.
-	 */
-	vcc_teardown_unlist(c);
-	vcc_unlock_op(&c->op, c);
-	err = vcc_teardown_release(c, VC_SHUTDOWN_FORGET);
-	ferr = vcc_flash_forget(c);	/* the region goes back, whatever */
+	err = vcc_teardown_forget(c, &ferr);
 	if (failed && (err || ferr)) {
 		/* its flash is dead: nothing more to lose, the cache is gone */
 		pr_warn("%s: its failed flash could not record the delete (errors %d, %d): a card that comes back brings it back, delete it again then\n",
@@ -916,26 +999,54 @@ int vcc_delete(struct vcc_cache *c, u32 flags, struct netlink_ext_ack *ext)
 	}
 	pr_info("%s: deleted%s\n", c->name,
 		dirty ? " (dirty data discarded)" : "");
-	vcc_relock_op(&c->op);
 	vcc_free(c);
 	return err;
 }
 
 /* ------------------------------------------------------ attach/detach */
 /*
- * Waiting (or detached-dirty) @d comes back as @devt.  The open, the
- * compare read of a hotplug and the cached device's start (its partition
- * scan reads the disk) are device I/O, on a disk udev just offered that
- * may not answer: they run without vcc_lock, into a new vcc_dev that
- * takes @d's place under the lock.  Readers see @d, waiting, until then;
- * @c is plugging meanwhile (what would change it fails with -EBUSY); a
- * card's removal or rmmod waits for it (vcc_quiesce()).
+ * Plug new, private @nd of @c in as @devt (vcc_dev_plug()) without
+ * vcc_lock: the open, the compare read of a hotplug and the cached
+ * device's start (its partition scan reads the disk) are device I/O, on a
+ * disk that may not answer.  Meanwhile @nd is on vcc_plugging (its name
+ * and device are taken), @c refuses what would change it (vcc_busy()),
+ * and a card's removal or rmmod waits for it (vcc_quiesce()).  The caller
+ * lists @nd, or frees it on an error.
+ */
+static int vcc_plug_unlocked(struct vcc_cache *c, struct vcc_dev *nd,
+			     dev_t devt, bool hotplug, bool returning,
+			     struct netlink_ext_ack *ext)
+{
+	struct vcc_op op;
+	int err;
+
+	lockdep_assert_held(&vcc_lock);
+	/* no new wait for a removal or an unload (vcc_quiesce()) */
+	if (!vcc_ready || (c->card && vcd_card_going(c->card))) {
+		vcc_ext_err(ext, "cache %s: its card or the module is going",
+			    c->name);
+		return -ECANCELED;
+	}
+	nd->plug_devt = devt;
+	list_add(&nd->plug_node, &vcc_plugging);
+	c->plugging++;
+	vcc_unlock_op(&op, c);
+	err = vcc_dev_plug(nd, devt, hotplug, returning, ext);
+	vcc_relock_op(&op);
+	c->plugging--;
+	list_del_init(&nd->plug_node);
+	return err;
+}
+
+/*
+ * Waiting (or detached-dirty) @d comes back as @devt, plugged in unlocked
+ * (vcc_plug_unlocked()) as a new vcc_dev that takes @d's place under the
+ * lock.  Readers see @d, waiting, until then.
  */
 static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 			  bool hotplug, struct netlink_ext_ack *ext)
 {
 	struct vcc_dev *nd;
-	struct vcc_op op;
 	int err;
 
 	lockdep_assert_held(&vcc_lock);
@@ -944,22 +1055,12 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 		vcc_ext_err(ext, "%s is being attached already", d->devname);
 		return -EALREADY;
 	}
-	/* no new wait for a removal or an unload (vcc_quiesce()) */
-	if (!vcc_ready || (c->card && vcd_card_going(c->card))) {
-		vcc_ext_err(ext, "cache %s: its card or the module is going",
-			    c->name);
-		return -ECANCELED;
-	}
 	nd = vcc_dev_alloc(c, d->devname, d->ident);
 	if (!nd)
 		return -ENOMEM;
 	nd->id = d->id;
 	d->plugging = true;
-	c->plugging++;
-	vcc_unlock_op(&op, c);
-	err = vcc_dev_plug(nd, devt, hotplug, true, ext);
-	vcc_relock_op(&op);
-	c->plugging--;
+	err = vcc_plug_unlocked(c, nd, devt, hotplug, true, ext);
 	d->plugging = false;
 	if (err) {
 		kfree(nd);
@@ -967,10 +1068,10 @@ static int vcc_dev_return(struct vcc_cache *c, struct vcc_dev *d, dev_t devt,
 	}
 	/*
 	 * @d is still in its slot: nothing that frees it runs while @c
-	 * plugs.  The engine gives the disk @d's slot back, unless it had
-	 * forgotten it (a detach that failed at its last metadata write
-	 * leaves @d waiting in the driver with its slot free in the engine):
-	 * then it is a new device in another slot, recorded as an attach's.
+	 * plugs.  The engine gives the disk @d's slot back: it keeps a
+	 * waiting device's slot, even one whose detach could not record it
+	 * free.  Should it ever give another one, the disk is a new device
+	 * there, recorded as an attach's, and @d's place is emptied.
 	 */
 	c->devs[d->id] = NULL;
 	if (nd->id != d->id) {
@@ -1018,6 +1119,13 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 			return vcc_dev_return(c, d, devt, false, ext);
 		}
 	}
+	list_for_each_entry(d, &vcc_plugging, plug_node) {
+		if (d->cache == c && !strcmp(d->ident, ident)) {
+			vcc_ext_err(ext, "%s is being attached to %s already as %s",
+				    ident, c->name, d->devname);
+			return -EALREADY;
+		}
+	}
 	if (vcc_devt_in_use(devt)) {
 		vcc_ext_err(ext, "%d:%d is used by a cache already", MAJOR(devt),
 			    MINOR(devt));
@@ -1044,7 +1152,7 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	d = vcc_dev_alloc(c, devname, ident);
 	if (!d)
 		return -ENOMEM;
-	err = vcc_dev_plug(d, devt, false, false, ext);
+	err = vcc_plug_unlocked(c, d, devt, false, false, ext);
 	if (err) {
 		kfree(d);
 		return err;

@@ -202,15 +202,6 @@ int vcc_save_conf(struct vcc_cache *c)
 	return err;
 }
 
-bool vcd_card_is_disk(dev_t devt)
-{
-	struct vcd_card *card = vcd_card_get_by_devt(devt);
-
-	if (card)
-		vcd_card_put(card);
-	return card;
-}
-
 int vcc_card_repair(dev_t devt, bool force, struct netlink_ext_ack *ext)
 {
 	struct vcd_card *card = vcd_card_get_by_devt(devt);
@@ -293,17 +284,16 @@ out:
 	return err;
 }
 
+/* @c->card: @devt's card (vcc_create() looked it up), or NULL */
 int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 		       struct netlink_ext_ack *ext)
 {
-	struct vcd_card *card = vcd_card_get_by_devt(devt);
+	struct vcd_card *card = c->card;
 	int err;
 
-	c->flash_devt = devt;
 	if (card) {
 		struct vcd_card_info info;
 
-		c->card = card;
 		err = vcd_card_info(card, &info);
 		if (err || !info.live) {
 			vcc_ext_err(ext, "card %d:%d is not live", MAJOR(devt),
@@ -396,7 +386,7 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 	char msg[128] = "";
 	int err;
 
-	if (!vcc_valid_name(ri->name) || vcc_find(ri->name)) {
+	if (!vcc_valid_name(ri->name) || vcc_name_taken(ri->name)) {
 		pr_err("card region '%*pE': bad or duplicate cache name, not loaded\n",
 		       (int)strnlen(ri->name, VCD_REGION_NAME_MAX), ri->name);
 		return;
@@ -560,19 +550,34 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 }
 
 /* The card failed: its caches serve what the backing devices have. */
+/* Listed @c's card was killed (vcc_lock): @c failed, once. */
+void vcc_card_failed(struct vcc_cache *c)
+{
+	lockdep_assert_held(&vcc_lock);
+	if (c->state == VCACHE_STATE_FAILED)
+		return;
+	c->state = VCACHE_STATE_FAILED;
+	pr_err("%s: its card failed: clean data is read from the backing devices, data only on flash is lost\n",
+	       c->name);
+	vcnl_event(c, VCACHE_EV_STATE, NULL, ENODEV, "card failed");
+}
+
+/* Was @c's card killed?  (A removed card: its removal stops @c.) */
+bool vcc_card_killed(struct vcc_cache *c)
+{
+	struct vcd_card_info info;
+
+	return c->card && !vcd_card_info(c->card, &info) && info.dead;
+}
+
 static void vcc_card_dead(struct vcd_card *card)
 {
 	struct vcc_cache *c;
 
 	mutex_lock(&vcc_lock);
-	for (c = vcc_first(); c; c = vcc_next(c)) {
-		if (c->card != card || c->state == VCACHE_STATE_FAILED)
-			continue;
-		c->state = VCACHE_STATE_FAILED;
-		pr_err("%s: its card failed: clean data is read from the backing devices, data only on flash is lost\n",
-		       c->name);
-		vcnl_event(c, VCACHE_EV_STATE, NULL, ENODEV, "card failed");
-	}
+	for (c = vcc_first(); c; c = vcc_next(c))
+		if (c->card == card)
+			vcc_card_failed(c);
 	mutex_unlock(&vcc_lock);
 }
 
@@ -662,7 +667,7 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	lockdep_assert_held(&vcc_lock);
 	if (!vcc_is_ready())
 		return -EAGAIN;
-	if (vcd_card_is_disk(devt)) {
+	if (vcd_devt_is_card(devt)) {
 		vcc_ext_err(ext, "%d:%d is a card: its caches come with it",
 			    MAJOR(devt), MINOR(devt));
 		return -EINVAL;
@@ -690,7 +695,7 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	vc_cache_get_label(c->engine, name);
 	if (!name[0])	/* made by an older module: named after its device */
 		snprintf(name, sizeof(name), "cache-%.25s", c->flash_name);
-	if (!vcc_valid_name(name) || vcc_find(name)) {
+	if (!vcc_valid_name(name) || vcc_name_taken(name)) {
 		/* the name is the flash's: escaped, not echoed raw */
 		vcc_ext_err(ext, "%s holds a cache named '%*pE': %s",
 			    c->flash_name, (int)strnlen(name, sizeof(name)), name,

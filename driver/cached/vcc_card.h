@@ -18,7 +18,6 @@ int vcc_flash_open_new(struct vcc_cache *c, dev_t devt, u64 size,
 void vcc_flash_close(struct vcc_cache *c);
 /* Give the flash back (delete): the card region is deleted. */
 int vcc_flash_forget(struct vcc_cache *c);
-bool vcd_card_is_disk(dev_t devt);
 
 /* vcc_cache.c, for restore */
 struct vcc_cache *vcc_alloc(const char *name);
@@ -28,6 +27,9 @@ void vcc_restore_devs(struct vcc_cache *c);
 void vcc_stop_all(struct vcd_card *card);
 u32 vcc_engine_block_size(struct vcc_cache *c);
 bool vcc_devt_in_use(dev_t devt);
+bool vcc_name_taken(const char *name);
+void vcc_card_failed(struct vcc_cache *c);
+bool vcc_card_killed(struct vcc_cache *c);
 bool vcc_is_ready(void);
 
 #endif /* VCC_CARD_H */

@@ -63,7 +63,11 @@ enum vcache_cmd {
 	VCACHE_CMD_CREATE = 1,
 	/* NAME; FLAGS: FLUSH (write back first) or DISCARD_DIRTY. */
 	VCACHE_CMD_DELETE,
-	/* NAME, BACKING (DEV, IDENT, optional DEVNAME). */
+	/*
+	 * NAME, BACKING (DEV, IDENT, optional DEVNAME).  While it runs (it
+	 * reads the disk), a second ATTACH of the identity: EALREADY.  A
+	 * CREATE or ATTACH whose card or module goes meanwhile: ECANCELED.
+	 */
 	VCACHE_CMD_ATTACH,
 	/* NAME, BACKING (DEVNAME or DEV); FLAGS: FLUSH or KEEP_DIRTY. */
 	VCACHE_CMD_DETACH,
