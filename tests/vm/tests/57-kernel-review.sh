@@ -14,8 +14,10 @@
 # disk of another size that carries a copied identity, and a card going
 # while the module loads (restore racing its removal) and while another
 # card's cache drains (its removal waits for its own caches only), and
-# disks offered by HOTPLUG that do not answer (a plain device's cache
-# being loaded, a returning backing disk being compared): commands answer.
+# disks offered by HOTPLUG, attached or created on that do not answer (a
+# plain device's cache being loaded, a returning backing disk being
+# compared, a new disk): commands answer; a detach that cannot record its
+# slot free keeps it for the device's return.
 . "$(dirname "$0")/lib.sh"
 builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
