@@ -245,7 +245,9 @@ int vc_env_init(void)
 	int err;
 
 	vc_wq = alloc_workqueue("vcache", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
-	vc_rescue_wq = alloc_workqueue("vcache_rescue", WQ_MEM_RECLAIM, 0);
+	/* unbound: 7.x warns at a queue that says neither per-cpu nor unbound */
+	vc_rescue_wq = alloc_workqueue("vcache_rescue",
+				       WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	err = vc_wq && vc_rescue_wq ? 0 : -ENOMEM;
 	if (!err)
 		err = bioset_init(&vc_bs, BIO_POOL_SIZE,
