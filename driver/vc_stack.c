@@ -98,6 +98,7 @@ bool vcd_card_going(struct vcd_card *card)
 /* The card was killed (any context): tell its users from a work item. */
 void vcd_stack_dead(struct vcd_dev *dev)
 {
+	WRITE_ONCE(dev->card.killed, true);
 	kref_get(&dev->card.ref);
 	if (!queue_work(vcd_wq, &dev->card.dead_work))
 		vcd_card_put(&dev->card);
@@ -234,7 +235,7 @@ int vcd_card_info(struct vcd_card *card, struct vcd_card_info *info)
 		info->write_cache = id->flags & VC_ID_F_VWC;
 		info->fua = id->flags & VC_ID_F_FUA;
 		info->live = vcd_state(dev) == VCD_STATE_LIVE;
-		info->dead = vcd_state(dev) == VCD_STATE_DEAD;
+		info->dead = READ_ONCE(card->killed);
 		ret = 0;
 	}
 	mutex_unlock(&card->lock);

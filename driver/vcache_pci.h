@@ -268,6 +268,7 @@ struct vcd_card {
 	void *holder;			/* exclusive claim */
 	struct vcd_bdev_handle *claim;
 	struct work_struct dead_work;	/* VCD_CARD_DEAD notice */
+	bool killed;			/* that notice sent or due */
 };
 
 /* An open region of card space (vc_space.c): a hidden disk on the tag set. */

@@ -58,7 +58,7 @@ struct vcd_card_info {
 	bool write_cache;	/* volatile: FLUSH needed for durability */
 	bool fua;
 	bool live;		/* false: resetting, dead, or removed */
-	bool dead;		/* killed: its VCD_CARD_DEAD notice sent or due */
+	bool dead;		/* killed (not shut down): VCD_CARD_DEAD sent or due */
 };
 
 struct vcd_card *vcd_card_get(const char *serial);

@@ -72,6 +72,7 @@ struct vcc_dev {
 	int index;			/* N */
 	bool dying;			/* opens refused (delete, detach) */
 	bool plugging;			/* vcc_lock: its return runs unlocked */
+	bool kept;			/* failed attach: the engine keeps its slot */
 	/* vcc_lock: on vcc_plugging while it is plugged in without the lock */
 	struct list_head plug_node;
 	dev_t plug_devt;

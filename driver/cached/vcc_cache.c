@@ -420,10 +420,16 @@ static int vcc_dev_plug(struct vcc_dev *d, dev_t devt, bool hotplug,
 		/*
 		 * The engine must not keep a device closed below.  One that
 		 * came back keeps its slot (waiting again: the driver keeps
-		 * @d there); forgetting it would free the slot under @d.
+		 * @d there); forgetting it would free the slot under @d.  A
+		 * new one whose slot cannot be recorded free keeps it too
+		 * (vc_cache_detach()): @d waits there, @kept.
 		 */
-		if (returning || vc_cache_detach(c->engine, id, 0))
+		if (returning) {
 			vc_cache_unplug(c->engine, id);
+		} else if (vc_cache_detach(c->engine, id, 0)) {
+			vc_cache_unplug(c->engine, id);
+			d->kept = true;
+		}
 		goto out_close;
 	}
 	d->state = VCACHE_BS_ATTACHED;
@@ -789,14 +795,19 @@ static int vcc_create_flash(struct vcc_cache *c, struct vcc_dev *d,
 	return err;
 }
 
-/* Is @name a cache's, listed, being created or being deleted? */
-bool vcc_name_taken(const char *name)
+/*
+ * Is @name a cache's: listed, being created, or being deleted from @card
+ * (its region, being given back, still on the card: a restore of @card
+ * must not load it; NULL: no card)?
+ */
+bool vcc_name_taken(const char *name, struct vcd_card *card)
 {
 	struct vcc_cache *c;
 
 	lockdep_assert_held(&vcc_lock);
 	list_for_each_entry(c, &vcc_unlisted, node)
-		if (!strcmp(c->name, name))
+		if (!strcmp(c->name, name) &&
+		    (c->state != VCACHE_STATE_STOPPING || (card && c->card == card)))
 			return true;
 	return vcc_find(name);
 }
@@ -830,7 +841,7 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 			    VCACHE_IDENT_MAX - 1);
 		return -EINVAL;
 	}
-	if (vcc_name_taken(a->name)) {
+	if (vcc_name_taken(a->name, NULL)) {
 		vcc_ext_err(ext, "a cache named %s exists", a->name);
 		return -EEXIST;
 	}
@@ -1153,6 +1164,14 @@ int vcc_attach(struct vcc_cache *c, dev_t devt, const char *ident,
 	if (!d)
 		return -ENOMEM;
 	err = vcc_plug_unlocked(c, d, devt, false, false, ext);
+	if (err && d->kept) {
+		/* listed as the engine has it: waiting, to detach or attach */
+		pr_warn("%s: %s could not be attached nor recorded gone: it waits as %s\n",
+			c->name, d->ident, d->devname);
+		vcc_record_dev(c, d);
+		vcc_update_state(c);
+		return err;
+	}
 	if (err) {
 		kfree(d);
 		return err;

@@ -337,13 +337,12 @@ int vcc_flash_forget(struct vcc_cache *c)
 	char msg[128] = "";
 	int err = 0;
 
+	/* c->card stays (vcc_name_taken() reads it): vcc_free() puts it */
 	if (c->card) {
 		err = vcd_region_delete(c->card, c->name, msg, sizeof(msg));
 		if (err)
 			pr_err("%s: cannot give its region back to the card: %s (error %d)\n",
 			       c->name, msg, err);
-		vcd_card_put(c->card);
-		c->card = NULL;
 	}
 	return err;
 }
@@ -386,7 +385,7 @@ static void vcc_restore_one(struct vcd_card *card, struct vcd_region_info *ri)
 	char msg[128] = "";
 	int err;
 
-	if (!vcc_valid_name(ri->name) || vcc_name_taken(ri->name)) {
+	if (!vcc_valid_name(ri->name) || vcc_name_taken(ri->name, card)) {
 		pr_err("card region '%*pE': bad or duplicate cache name, not loaded\n",
 		       (int)strnlen(ri->name, VCD_REGION_NAME_MAX), ri->name);
 		return;
@@ -549,8 +548,10 @@ static int vcc_restore_card(struct vcd_card *card, void *arg)
 	return 0;
 }
 
-/* The card failed: its caches serve what the backing devices have. */
-/* Listed @c's card was killed (vcc_lock): @c failed, once. */
+/*
+ * Listed @c's card was killed (vcc_lock): @c failed, once; it serves what
+ * the backing devices have.
+ */
 void vcc_card_failed(struct vcc_cache *c)
 {
 	lockdep_assert_held(&vcc_lock);
@@ -695,7 +696,7 @@ int vcc_bdev_load(dev_t devt, bool salvage, struct netlink_ext_ack *ext)
 	vc_cache_get_label(c->engine, name);
 	if (!name[0])	/* made by an older module: named after its device */
 		snprintf(name, sizeof(name), "cache-%.25s", c->flash_name);
-	if (!vcc_valid_name(name) || vcc_name_taken(name)) {
+	if (!vcc_valid_name(name) || vcc_name_taken(name, NULL)) {
 		/* the name is the flash's: escaped, not echoed raw */
 		vcc_ext_err(ext, "%s holds a cache named '%*pE': %s",
 			    c->flash_name, (int)strnlen(name, sizeof(name)), name,

@@ -27,7 +27,7 @@ void vcc_restore_devs(struct vcc_cache *c);
 void vcc_stop_all(struct vcd_card *card);
 u32 vcc_engine_block_size(struct vcc_cache *c);
 bool vcc_devt_in_use(dev_t devt);
-bool vcc_name_taken(const char *name);
+bool vcc_name_taken(const char *name, struct vcd_card *card);
 void vcc_card_failed(struct vcc_cache *c);
 bool vcc_card_killed(struct vcc_cache *c);
 bool vcc_is_ready(void);
