@@ -506,8 +506,8 @@ static void vcc_conf_set_dev(struct vcc_cache *c, struct vcc_dev *d)
 	strscpy(cd->ident, d->ident, sizeof(cd->ident));
 }
 
-/* @d takes slot @d->id, recorded in the card's table (attach). */
-static void vcc_record_dev(struct vcc_cache *c, struct vcc_dev *d)
+/* @d takes slot @d->id, recorded in the card's table (attach, create). */
+static int vcc_record_dev(struct vcc_cache *c, struct vcc_dev *d)
 {
 	int err;
 
@@ -517,6 +517,26 @@ static void vcc_record_dev(struct vcc_cache *c, struct vcc_dev *d)
 	if (err)
 		pr_warn("%s: cannot record %s in the card's table (error %d)\n",
 			c->name, d->devname, err);
+	return err;
+}
+
+/*
+ * @d of @c is plugged in without vcc_lock as @devt: its name and device
+ * are taken (vcc_plugging), @c refuses what would change it (vcc_busy()).
+ */
+static void vcc_plug_begin(struct vcc_cache *c, struct vcc_dev *d, dev_t devt)
+{
+	lockdep_assert_held(&vcc_lock);
+	d->plug_devt = devt;
+	list_add(&d->plug_node, &vcc_plugging);
+	c->plugging++;
+}
+
+static void vcc_plug_end(struct vcc_cache *c, struct vcc_dev *d)
+{
+	lockdep_assert_held(&vcc_lock);
+	c->plugging--;
+	list_del_init(&d->plug_node);
 }
 
 /* ------------------------------------------------- unlocked operations */
@@ -786,9 +806,7 @@ static int vcc_create_flash(struct vcc_cache *c, struct vcc_dev *d,
 	err = vcc_dev_plug(d, a->backing_devt, false, false, ext);
 	if (err)
 		return err;
-	c->devs[d->id] = d;
-	vcc_conf_set_dev(c, d);
-	err = vcc_save_conf(c);
+	err = vcc_record_dev(c, d);
 	if (err)
 		vcc_ext_err(ext, "cannot record cache %s in the card's table (error %d)",
 			    c->name, err);
@@ -879,14 +897,11 @@ int vcc_create(const struct vcc_create_args *a, struct netlink_ext_ack *ext)
 	if (!d)
 		goto out_free;
 	list_add(&c->node, &vcc_unlisted);
-	d->plug_devt = a->backing_devt;
-	list_add(&d->plug_node, &vcc_plugging);
-	c->plugging++;
+	vcc_plug_begin(c, d, a->backing_devt);
 	vcc_unlock_op(&c->op, c);
 	err = vcc_create_flash(c, d, a, ext);
 	vcc_relock_op(&c->op);
-	c->plugging--;
-	list_del_init(&d->plug_node);
+	vcc_plug_end(c, d);
 	list_del_init(&c->node);
 	if (c->devs[d->id] != d)	/* not plugged in: @c does not free it */
 		kfree(d);
@@ -1038,14 +1053,11 @@ static int vcc_plug_unlocked(struct vcc_cache *c, struct vcc_dev *nd,
 			    c->name);
 		return -ECANCELED;
 	}
-	nd->plug_devt = devt;
-	list_add(&nd->plug_node, &vcc_plugging);
-	c->plugging++;
+	vcc_plug_begin(c, nd, devt);
 	vcc_unlock_op(&op, c);
 	err = vcc_dev_plug(nd, devt, hotplug, returning, ext);
 	vcc_relock_op(&op);
-	c->plugging--;
-	list_del_init(&nd->plug_node);
+	vcc_plug_end(c, nd);
 	return err;
 }
 
