@@ -7,6 +7,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/delay.h>
 #include <linux/idr.h>
 #include <linux/mempool.h>
 #include <linux/module.h>
@@ -245,6 +246,28 @@ static void vcc_limits(struct vcc_dev *d, struct vcd_limits *l)
 	l->fua = true;
 }
 
+/*
+ * Test hook (57-kernel-review): the next cached device start waits this
+ * long, then fails (-EIO), once; the hook resets itself.  A test changes
+ * the flash's behaviour in the wait (two faults in one attach).
+ */
+static unsigned int vcc_fail_start_ms;
+module_param_named(test_fail_start_ms, vcc_fail_start_ms, uint, 0644);
+MODULE_PARM_DESC(test_fail_start_ms,
+		 "test hook: the next cached device start waits this many ms, then fails (0 = off)");
+
+static int vcc_fail_start_hook(struct vcc_dev *d)
+{
+	unsigned int ms = xchg(&vcc_fail_start_ms, 0);
+
+	if (!ms)
+		return 0;
+	pr_info("test hook: the start of %s waits %u ms, then fails\n",
+		d->devname, ms);
+	msleep(ms);
+	return -EIO;
+}
+
 /**
  * vcc_dev_start - create /dev/vcacheN for an attached backing device
  * @d: the cached device, backing open, engine id set
@@ -255,6 +278,9 @@ int vcc_dev_start(struct vcc_dev *d)
 	struct gendisk *disk;
 	int err;
 
+	err = vcc_fail_start_hook(d);
+	if (err)
+		return err;
 	init_completion(&d->drained);
 	d->dying = false;
 	err = percpu_ref_init(&d->active, vcc_active_release, 0, GFP_KERNEL);

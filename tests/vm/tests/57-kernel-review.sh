@@ -17,7 +17,9 @@
 # disks offered by HOTPLUG, attached or created on that do not answer (a
 # plain device's cache being loaded, a returning backing disk being
 # compared, a new disk): commands answer; a detach that cannot record its
-# slot free keeps it for the device's return.
+# slot free keeps it for the device's return, and so does a new device
+# whose start fails then; udev's hotplug --all at the module's load goes
+# past a suspended disk to the caches of the others.
 . "$(dirname "$0")/lib.sh"
 builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \

@@ -13,6 +13,7 @@
 #include "flush.h"
 #include "guard.h"
 #include "ident.h"
+#include "job.h"
 #include "names.h"
 #include "print.h"
 #include "probe.h"
@@ -586,53 +587,165 @@ static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 }
 
 /*
- * hotplug --all: every block device of the system is offered (a card
- * came back with caches whose backing devices were there before it).
+ * hotplug --all waits this long for one device's step before it goes on
+ * with the others (job.h); the slow one is collected at the end.
  */
-static int hotplug_all(struct vcc_nl *nl)
+#define HOTPLUG_WAIT_MS 5000
+
+/* One device's step of hotplug --all, in its own process (job.h). */
+struct hp_step {
+	int pass;		/* 0: load its cache; 1: offer it */
+	struct vcc_dev b;
+};
+
+static int hotplug_step(void *arg)
 {
-	static char first[sizeof(vcc_errbuf)];
-	int rc = 0, pass, r, first_code = 0;
+	struct hp_step *st = arg;
+	struct vcc_nl *nl = NULL;
+	int r;
+
+	if (vcc_nl_open(&nl)) {
+		vcc_nl_close(nl);
+		return -1;
+	}
+	r = st->pass == 0 ? hotplug_cache(nl, &st->b) : hotplug_one(nl, &st->b);
+	vcc_nl_close(nl);
+	return r;
+}
+
+struct hp_state {
+	struct vcc_job *late;	/* devices that did not answer in time */
+	unsigned int nlate, cap;
+	int rc, first_code;
+	bool late_load;		/* a late cache load: offer again */
+	char first[sizeof(vcc_errbuf)];
+};
+
+/*
+ * @j's step ended with @j->r: keep the first failure (a later device's
+ * ordinary ENOENT, nobody waits for it, also leaves its message).
+ */
+static void hp_result(struct hp_state *hs, const struct vcc_job *j)
+{
+	if (j->r >= 0)
+		return;
+	if (!hs->rc) {
+		vcc_strlcpy(hs->first, j->msg, sizeof(hs->first));
+		hs->first_code = j->code;
+	}
+	hs->rc = -1;
+}
+
+/* Run one device's step; a device that does not answer in time waits on. */
+static void hp_run(struct hp_state *hs, struct hp_step *st)
+{
+	struct vcc_job j;
+
+	snprintf(j.what, sizeof(j.what), "%s", st->b.path);
+	j.tag = st->pass;
+	vcc_job_start(&j, hotplug_step, st);
+	if (vcc_job_wait(&j, HOTPLUG_WAIT_MS)) {
+		hp_result(hs, &j);
+		return;
+	}
+	fprintf(stderr, "vcache-config: hotplug: %s does not answer after %d s: the other devices go on, it is waited for at the end\n",
+		st->b.path, HOTPLUG_WAIT_MS / 1000);
+	if (hs->nlate == hs->cap) {
+		unsigned int cap = hs->cap ? 2 * hs->cap : 8;
+		struct vcc_job *n = realloc(hs->late, cap * sizeof(*n));
+
+		if (!n) {
+			/* no room to keep it: wait for it here */
+			vcc_job_wait(&j, -1);
+			hp_result(hs, &j);
+			return;
+		}
+		hs->late = n;
+		hs->cap = cap;
+	}
+	j.late = true;
+	hs->late[hs->nlate++] = j;
+}
+
+/* One pass over every block device of the system. */
+static int hp_pass(struct hp_state *hs, int pass)
+{
 	struct dirent *de;
 	DIR *dir;
 
-	/* caches on block devices first, then their backing devices */
-	for (pass = 0; pass < 2; pass++) {
-		dir = opendir("/sys/class/block");
-		if (!dir)
-			return vcc_fail(VCACHE_EXIT_FAIL, "cannot list /sys/class/block: %s",
-					strerror(errno));
-		while ((de = readdir(dir))) {
-			struct vcc_dev b;
-			char path[300];
+	dir = opendir("/sys/class/block");
+	if (!dir)
+		return vcc_fail(VCACHE_EXIT_FAIL, "cannot list /sys/class/block: %s",
+				strerror(errno));
+	while ((de = readdir(dir))) {
+		struct hp_step st;
+		char path[300];
 
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-			memset(&b, 0, sizeof(b));
-			if (vcc_dev_open(path, &b) || b.is_card || b.is_cached)
-				continue;
-			if (pass == 0)
-				r = hotplug_cache(nl, &b);
-			else
-				r = b.ident[0] ? hotplug_one(nl, &b) : 0;
-			/*
-			 * the first failure is the one to report: a later
-			 * device's ordinary ENOENT (nobody waits for it) also
-			 * leaves its message, which would hide it
-			 */
-			if (r < 0 && !rc) {
-				snprintf(first, sizeof(first), "%s", vcc_errbuf);
-				first_code = vcc_err_code;
-			}
-			if (r < 0)
-				rc = -1;
-		}
-		closedir(dir);
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		st.pass = pass;
+		if (vcc_dev_open(path, &st.b) || st.b.is_card || st.b.is_cached)
+			continue;
+		if (pass == 1 && !st.b.ident[0])
+			continue;	/* no identity: nobody can wait for it */
+		hp_run(hs, &st);
 	}
-	if (rc)
-		vcc_fail(first_code, "%s", first);
-	return rc;
+	closedir(dir);
+	return 0;
+}
+
+/* The devices that did not answer in time: wait for them now. */
+static void hp_collect(struct hp_state *hs)
+{
+	unsigned int i;
+
+	for (i = 0; i < hs->nlate; i++) {
+		struct vcc_job *j = &hs->late[i];
+
+		vcc_job_wait(j, -1);
+		hp_result(hs, j);
+		if (j->tag == 0 && j->r > 0)
+			hs->late_load = true;
+	}
+	hs->nlate = 0;
+}
+
+/*
+ * hotplug --all: every block device of the system is offered (the module
+ * was loaded; a card came back with caches whose backing devices were
+ * there before it): caches on block devices first, then their backing
+ * devices.  Each device's step runs in a child process (hp_run()): a disk
+ * that does not answer holds only its own step, not the caches of every
+ * other disk.  A cache loaded late has its devices offered again.
+ */
+static int hotplug_all(struct vcc_nl *nl)
+{
+	struct hp_state hs = { 0 };
+	int pass;
+
+	(void)nl;	/* each step opens its own */
+	for (pass = 0; pass < 2; pass++)
+		if (hp_pass(&hs, pass))
+			goto fail;
+	hp_collect(&hs);
+	if (hs.late_load) {
+		if (hp_pass(&hs, 1))
+			goto fail;
+		hp_collect(&hs);
+	}
+	free(hs.late);
+	if (hs.rc)
+		vcc_fail(hs.first_code, "%s", hs.first);
+	return hs.rc;
+fail:
+	/* the listing failed: its error, once what was started ended */
+	vcc_strlcpy(hs.first, vcc_errbuf, sizeof(hs.first));
+	hs.first_code = vcc_err_code;
+	hs.rc = -1;
+	hp_collect(&hs);
+	free(hs.late);
+	return vcc_fail(hs.first_code, "%s", hs.first);
 }
 
 int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)

@@ -23,6 +23,7 @@
 
 #include "args.h"
 #include "guard.h"
+#include "job.h"
 #include "names.h"
 #include "print.h"
 #include "sha256.h"
@@ -757,6 +758,60 @@ static int write_json(const char *dir)
 static const struct unit_test u_size_good = { t_size_good };
 static const struct unit_test u_size_bad = { t_size_bad };
 static const struct unit_test u_pct_or_size = { t_pct_or_size };
+/* ------------------------------------------------ a step in a child */
+static int job_ret(void *arg)
+{
+	return *(int *)arg;
+}
+
+static int job_fails(void *arg)
+{
+	return vcc_fail(4, "%s: refused (%d)", (const char *)arg, 7);
+}
+
+static int job_slow(void *arg)
+{
+	usleep(800 * 1000);
+	return *(int *)arg;
+}
+
+static int job_dies(void *arg)
+{
+	(void)arg;
+	_exit(3);
+}
+
+static void t_job(void)
+{
+	struct vcc_job j;
+	int v = 1, two = 2;
+
+	snprintf(j.what, sizeof(j.what), "/dev/x");
+	vcc_job_start(&j, job_ret, &v);
+	CHECK(vcc_job_wait(&j, 5000) == 1 && j.r == 1);
+	CHECK(j.fd == -1);
+	CHECK(vcc_job_wait(&j, 0) == 1);	/* done stays done */
+
+	/* the child's error comes back as its message and exit code */
+	vcc_errbuf[0] = '\0';
+	vcc_job_start(&j, job_fails, "/dev/y");
+	CHECK(vcc_job_wait(&j, 5000) == 1 && j.r == -1 && j.code == 4);
+	CHECK(!strcmp(j.msg, "/dev/y: refused (7)"));
+	CHECK(vcc_errbuf[0] == '\0');	/* not this process's error */
+
+	/* a slow step: not done within 50 ms, then waited for */
+	vcc_job_start(&j, job_slow, &two);
+	CHECK(vcc_job_wait(&j, 50) == 0);
+	CHECK(j.fd >= 0);
+	CHECK(vcc_job_wait(&j, -1) == 1 && j.r == 2);
+
+	/* a child that ends without a result is a failure, said so */
+	vcc_job_start(&j, job_dies, NULL);
+	CHECK(vcc_job_wait(&j, 5000) == 1 && j.r == -1);
+	CHECK(strstr(j.msg, "/dev/x: its worker ended without a result"));
+}
+
+static const struct unit_test u_job = { t_job };
 static const struct unit_test u_duration = { t_duration };
 static const struct unit_test u_every_param_key = { t_every_param_key };
 static const struct unit_test u_friendly_keys = { t_friendly_keys };
@@ -783,7 +838,8 @@ static const struct CMUnitTest tests[] = {
 	T(args_refused),
 	T(args_accepted),
 	T(guard),
-	T(names)
+	T(names),
+	T(job)
 };
 #undef T
 
