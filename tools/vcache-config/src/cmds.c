@@ -587,10 +587,12 @@ static int hotplug_one(struct vcc_nl *nl, const struct vcc_dev *b)
 }
 
 /*
- * hotplug --all waits this long for one device's step before it goes on
- * with the others (job.h); the slow one is collected at the end.
+ * hotplug --all: how long a device's step may take before the device is
+ * said not to answer (it is then waited for at the end), and how many
+ * devices are read at once besides those.
  */
 #define HOTPLUG_WAIT_MS 5000
+#define HOTPLUG_JOBS 8
 
 /* One device's step of hotplug --all, in its own process (job.h). */
 struct hp_step {
@@ -606,7 +608,8 @@ static int hotplug_step(void *arg)
 
 	if (vcc_nl_open(&nl)) {
 		vcc_nl_close(nl);
-		return -1;
+		/* unloaded meanwhile: nothing to offer, as in main() */
+		return vcc_err_code == VCACHE_EXIT_NOMOD ? 0 : -1;
 	}
 	r = st->pass == 0 ? hotplug_cache(nl, &st->b) : hotplug_one(nl, &st->b);
 	vcc_nl_close(nl);
@@ -614,57 +617,115 @@ static int hotplug_step(void *arg)
 }
 
 struct hp_state {
-	struct vcc_job *late;	/* devices that did not answer in time */
-	unsigned int nlate, cap;
+	struct vcc_job *jobs;	/* running, in time or late */
+	unsigned int n, cap;
+	bool offering;		/* pass 1 begun: a cache loaded now is late */
+	bool late_load;		/* ... and its devices must be offered again */
 	int rc, first_code;
-	bool late_load;		/* a late cache load: offer again */
 	char first[sizeof(vcc_errbuf)];
 };
 
 /*
- * @j's step ended with @j->r: keep the first failure (a later device's
+ * A step ended with @r: keep the first failure to end (a later device's
  * ordinary ENOENT, nobody waits for it, also leaves its message).
  */
-static void hp_result(struct hp_state *hs, const struct vcc_job *j)
+static void hp_result(struct hp_state *hs, int tag, int r, int code,
+		      const char *msg)
 {
-	if (j->r >= 0)
+	if (tag == 0 && r > 0 && hs->offering)
+		hs->late_load = true;
+	if (r >= 0)
 		return;
 	if (!hs->rc) {
-		vcc_strlcpy(hs->first, j->msg, sizeof(hs->first));
-		hs->first_code = j->code;
+		vcc_strlcpy(hs->first, msg, sizeof(hs->first));
+		hs->first_code = code;
 	}
 	hs->rc = -1;
 }
 
-/* Run one device's step; a device that does not answer in time waits on. */
+static unsigned int hp_in_time(const struct hp_state *hs)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < hs->n; i++)
+		k += !hs->jobs[i].late;
+	return k;
+}
+
+/*
+ * Wait for the first step to end, at most until the oldest step still in
+ * time is due (for ever if @all and every step is late): steps past due
+ * are said not to answer.  0 when something happened, -1 if nothing runs.
+ */
+static int hp_wait(struct hp_state *hs)
+{
+	long long now = vcc_now_ms(), due = -1;
+	bool turned = false;
+	unsigned int i;
+	int k;
+
+	if (!hs->n)
+		return -1;
+	for (i = 0; i < hs->n; i++) {
+		struct vcc_job *j = &hs->jobs[i];
+		long long left = j->start_ms + HOTPLUG_WAIT_MS - now;
+
+		if (j->late)
+			continue;
+		if (left <= 0) {
+			fprintf(stderr, "vcache-config: hotplug: %s does not answer after %d s: the other devices go on, it is waited for at the end\n",
+				j->what, HOTPLUG_WAIT_MS / 1000);
+			j->late = true;
+			turned = true;
+			continue;
+		}
+		if (due < 0 || left < due)
+			due = left;
+	}
+	if (turned)
+		return 0;	/* room for the next device now */
+	k = vcc_job_wait_any(hs->jobs, hs->n, (int)due);
+	if (k >= 0) {
+		struct vcc_job *j = &hs->jobs[k];
+
+		hp_result(hs, j->tag, j->r, j->code, j->msg);
+		hs->jobs[k] = hs->jobs[--hs->n];
+	}
+	return 0;
+}
+
+/* Start one device's step, with room for it among the steps in time. */
 static void hp_run(struct hp_state *hs, struct hp_step *st)
 {
-	struct vcc_job j;
+	struct vcc_job *j;
+	int r;
 
-	snprintf(j.what, sizeof(j.what), "%s", st->b.path);
-	j.tag = st->pass;
-	vcc_job_start(&j, hotplug_step, st);
-	if (vcc_job_wait(&j, HOTPLUG_WAIT_MS)) {
-		hp_result(hs, &j);
-		return;
+	while (hp_in_time(hs) >= HOTPLUG_JOBS)
+		hp_wait(hs);
+	if (hs->n == hs->cap) {
+		unsigned int cap = hs->cap ? 2 * hs->cap : 16;
+		struct vcc_job *n = realloc(hs->jobs, cap * sizeof(*n));
+
+		if (n) {
+			hs->jobs = n;
+			hs->cap = cap;
+		}
 	}
-	fprintf(stderr, "vcache-config: hotplug: %s does not answer after %d s: the other devices go on, it is waited for at the end\n",
-		st->b.path, HOTPLUG_WAIT_MS / 1000);
-	if (hs->nlate == hs->cap) {
-		unsigned int cap = hs->cap ? 2 * hs->cap : 8;
-		struct vcc_job *n = realloc(hs->late, cap * sizeof(*n));
-
-		if (!n) {
-			/* no room to keep it: wait for it here */
-			vcc_job_wait(&j, -1);
-			hp_result(hs, &j);
+	while (hs->n < hs->cap) {
+		j = &hs->jobs[hs->n];
+		snprintf(j->what, sizeof(j->what), "%s", st->b.path);
+		j->tag = st->pass;
+		if (!vcc_job_start(j, hotplug_step, st)) {
+			hs->n++;
 			return;
 		}
-		hs->late = n;
-		hs->cap = cap;
+		/* no process to be had: make room by waiting for one */
+		if (hp_wait(hs))
+			break;
 	}
-	j.late = true;
-	hs->late[hs->nlate++] = j;
+	/* nothing else runs (or no memory to track it): here, then */
+	r = hotplug_step(st);
+	hp_result(hs, st->pass, r, vcc_err_code, vcc_errbuf);
 }
 
 /* One pass over every block device of the system. */
@@ -695,57 +756,45 @@ static int hp_pass(struct hp_state *hs, int pass)
 	return 0;
 }
 
-/* The devices that did not answer in time: wait for them now. */
-static void hp_collect(struct hp_state *hs)
+/* Until every step still in time (@all: every step) has ended. */
+static void hp_drain(struct hp_state *hs, bool all)
 {
-	unsigned int i;
-
-	for (i = 0; i < hs->nlate; i++) {
-		struct vcc_job *j = &hs->late[i];
-
-		vcc_job_wait(j, -1);
-		hp_result(hs, j);
-		if (j->tag == 0 && j->r > 0)
-			hs->late_load = true;
-	}
-	hs->nlate = 0;
+	while (hs->n && (all || hp_in_time(hs)))
+		hp_wait(hs);
 }
 
 /*
  * hotplug --all: every block device of the system is offered (the module
  * was loaded; a card came back with caches whose backing devices were
  * there before it): caches on block devices first, then their backing
- * devices.  Each device's step runs in a child process (hp_run()): a disk
- * that does not answer holds only its own step, not the caches of every
- * other disk.  A cache loaded late has its devices offered again.
+ * devices.  Each device's step runs in a child process, several at once
+ * (hp_run()): a disk that does not answer holds its own step only, not
+ * the caches of the other disks; it is waited for at the end, and a cache
+ * it then brings has its devices offered again.
  */
 static int hotplug_all(struct vcc_nl *nl)
 {
 	struct hp_state hs = { 0 };
-	int pass;
+	int pass, err = 0;
 
 	(void)nl;	/* each step opens its own */
-	for (pass = 0; pass < 2; pass++)
-		if (hp_pass(&hs, pass))
-			goto fail;
-	hp_collect(&hs);
-	if (hs.late_load) {
-		if (hp_pass(&hs, 1))
-			goto fail;
-		hp_collect(&hs);
+	for (pass = 0; pass < 2 && !err; pass++) {
+		hs.offering = pass == 1;
+		err = hp_pass(&hs, pass);
+		hp_drain(&hs, false);
 	}
-	free(hs.late);
+	hp_drain(&hs, true);
+	if (!err && hs.late_load) {
+		hs.late_load = false;
+		err = hp_pass(&hs, 1);
+		hp_drain(&hs, true);
+	}
+	free(hs.jobs);
+	if (err)
+		return -1;	/* the listing failed: its error */
 	if (hs.rc)
 		vcc_fail(hs.first_code, "%s", hs.first);
 	return hs.rc;
-fail:
-	/* the listing failed: its error, once what was started ended */
-	vcc_strlcpy(hs.first, vcc_errbuf, sizeof(hs.first));
-	hs.first_code = vcc_err_code;
-	hs.rc = -1;
-	hp_collect(&hs);
-	free(hs.late);
-	return vcc_fail(hs.first_code, "%s", hs.first);
 }
 
 int vcc_cmd_hotplug(struct vcc_nl *nl, struct vcc_args *a)

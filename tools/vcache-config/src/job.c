@@ -31,51 +31,51 @@ static void job_done(struct vcc_job *j, int r)
 	}
 }
 
-void vcc_job_start(struct vcc_job *j, int (*fn)(void *arg), void *arg)
+int vcc_job_start(struct vcc_job *j, int (*fn)(void *arg), void *arg)
 {
 	struct job_result res;
-	int p[2];
+	int p[2], e;
 
-	j->pid = 0;
 	j->fd = -1;
 	j->r = 0;
 	j->code = 0;
 	j->msg[0] = '\0';
 	j->late = false;
+	j->start_ms = vcc_now_ms();
 	fflush(stdout);
 	fflush(stderr);
-	if (pipe2(p, O_CLOEXEC) == 0) {
-		j->pid = fork();
-		if (j->pid > 0) {
-			close(p[1]);
-			j->fd = p[0];
-			return;
-		}
-		if (j->pid == 0) {
-			ssize_t n;
-
-			close(p[0]);
-			memset(&res, 0, sizeof(res));
-			res.r = fn(arg);
-			if (res.r < 0) {
-				res.code = vcc_err_code;
-				vcc_strlcpy(res.msg, vcc_errbuf, sizeof(res.msg));
-			}
-			fflush(stdout);
-			fflush(stderr);
-			/* smaller than PIPE_BUF: one write, read in one */
-			n = write(p[1], &res, sizeof(res));
-			_exit(n == (ssize_t)sizeof(res) ? 0 : 1);
-		}
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	j->pid = fork();
+	if (j->pid < 0) {
+		e = errno;
 		close(p[0]);
 		close(p[1]);
-		j->pid = 0;
+		errno = e;
+		return -1;
 	}
-	/* no child: this process takes the wait itself */
-	job_done(j, fn(arg));
+	if (j->pid == 0) {
+		ssize_t n;
+
+		close(p[0]);
+		memset(&res, 0, sizeof(res));
+		res.r = fn(arg);
+		if (res.r < 0) {
+			res.code = vcc_err_code;
+			vcc_strlcpy(res.msg, vcc_errbuf, sizeof(res.msg));
+		}
+		fflush(stdout);
+		fflush(stderr);
+		/* smaller than PIPE_BUF: one write, read in one */
+		n = write(p[1], &res, sizeof(res));
+		_exit(n == (ssize_t)sizeof(res) ? 0 : 1);
+	}
+	close(p[1]);
+	j->fd = p[0];
+	return 0;
 }
 
-static long long now_ms(void)
+long long vcc_now_ms(void)
 {
 	struct timespec ts;
 
@@ -85,7 +85,7 @@ static long long now_ms(void)
 
 int vcc_job_wait(struct vcc_job *j, int ms)
 {
-	long long end = ms < 0 ? 0 : now_ms() + ms;
+	long long end = ms < 0 ? 0 : vcc_now_ms() + ms;
 	struct job_result res;
 	struct pollfd pfd;
 	ssize_t n;
@@ -95,7 +95,7 @@ int vcc_job_wait(struct vcc_job *j, int ms)
 	pfd.fd = j->fd;
 	pfd.events = POLLIN;
 	for (;;) {
-		int left = ms < 0 ? -1 : (int)(end - now_ms());
+		int left = ms < 0 ? -1 : (int)(end - vcc_now_ms());
 		int rc;
 
 		if (ms >= 0 && left < 0)
@@ -106,10 +106,14 @@ int vcc_job_wait(struct vcc_job *j, int ms)
 		if (rc == 0)
 			return 0;
 		if (errno != EINTR) {
+			/* the child may be stuck: let it be, reaped at exit */
 			vcc_fail(VCACHE_EXIT_FAIL, "%s: cannot wait for its worker: %s",
 				 j->what, strerror(errno));
 			job_done(j, -1);
-			goto out;
+			close(j->fd);
+			j->fd = -1;
+			waitpid(j->pid, NULL, WNOHANG);
+			return 1;
 		}
 	}
 	do
@@ -126,10 +130,45 @@ int vcc_job_wait(struct vcc_job *j, int ms)
 		snprintf(j->msg, sizeof(j->msg),
 			 "%s: its worker ended without a result", j->what);
 	}
-out:
 	close(j->fd);
 	j->fd = -1;
 	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	return 1;
+}
+
+int vcc_job_wait_any(struct vcc_job *jobs, unsigned int n, int ms)
+{
+	long long end = ms < 0 ? 0 : vcc_now_ms() + ms;
+	struct pollfd pfd[64];
+	unsigned int i, k;
+
+	for (;;) {
+		int left = ms < 0 ? -1 : (int)(end - vcc_now_ms());
+		int rc;
+
+		if (ms >= 0 && left < 0)
+			left = 0;
+		for (i = k = 0; i < n && k < ARRAY_SIZE(pfd); i++) {
+			if (jobs[i].fd < 0)
+				return (int)i;	/* done already */
+			pfd[k].fd = jobs[i].fd;
+			pfd[k].events = POLLIN;
+			k++;
+		}
+		if (!k)
+			return -1;
+		rc = poll(pfd, k, left);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)	/* cannot happen with valid fds: wait on one */
+			return vcc_job_wait(&jobs[0], ms) ? 0 : -1;
+		if (rc == 0)
+			return -1;
+		for (i = 0; i < k; i++)
+			if (pfd[i].revents) {
+				vcc_job_wait(&jobs[i], -1);
+				return (int)i;
+			}
+	}
 }

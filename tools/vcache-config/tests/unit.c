@@ -783,11 +783,11 @@ static int job_dies(void *arg)
 
 static void t_job(void)
 {
-	struct vcc_job j;
-	int v = 1, two = 2;
+	struct vcc_job j, js[3];
+	int v = 1, two = 2, three = 3, k;
 
 	snprintf(j.what, sizeof(j.what), "/dev/x");
-	vcc_job_start(&j, job_ret, &v);
+	CHECK(!vcc_job_start(&j, job_ret, &v));
 	CHECK(vcc_job_wait(&j, 5000) == 1 && j.r == 1);
 	CHECK(j.fd == -1);
 	CHECK(vcc_job_wait(&j, 0) == 1);	/* done stays done */
@@ -809,6 +809,23 @@ static void t_job(void)
 	vcc_job_start(&j, job_dies, NULL);
 	CHECK(vcc_job_wait(&j, 5000) == 1 && j.r == -1);
 	CHECK(strstr(j.msg, "/dev/x: its worker ended without a result"));
+
+	/* the first of several to end: the quick one, then the slow one */
+	CHECK(!vcc_job_start(&js[0], job_slow, &two));
+	CHECK(!vcc_job_start(&js[1], job_ret, &three));
+	CHECK(!vcc_job_start(&js[2], job_slow, &v));
+	k = vcc_job_wait_any(js, 3, 5000);
+	CHECK(k == 1 && js[1].r == 3);
+	CHECK(vcc_job_wait_any(js, 3, 0) == 1);	/* still there, done */
+	js[1] = js[2];
+	CHECK(vcc_job_wait_any(js, 2, 50) == -1);	/* none within 50 ms */
+	k = vcc_job_wait_any(js, 2, -1);
+	CHECK(k == 0 || k == 1);
+	if (k == 0 || k == 1) {
+		CHECK(js[k].r == (k == 0 ? 2 : 1));
+		js[k] = js[1 - k];
+	}
+	CHECK(vcc_job_wait_any(js, 1, -1) == 0 && js[0].fd == -1);
 }
 
 static const struct unit_test u_job = { t_job };
