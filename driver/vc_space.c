@@ -144,6 +144,16 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 			return COPY_BAD;
 		prev_end = s + l;
 	}
+	/*
+	 * Unused entries are zero (every writer keeps them so): one that is
+	 * not says the count is wrong, and a count too low would give a
+	 * region's space, data and all, to the raw disk.
+	 */
+	*why = "unused-entry";
+	for (i = n; i < VC_SPACE_MAX_REGIONS; i++)
+		if (memchr_inv(copy + VC_SPACE_BLOCK * (i + 1), 0,
+			       VC_SPACE_BLOCK))
+			return COPY_BAD;
 	return COPY_OK;
 }
 
@@ -892,21 +902,22 @@ u64 vcd_space_free(struct vcd_card *card)
 
 /*
  * The names of the regions a damaged copy (magic present) at @pos still
- * lists, into @names (", " separated, as many as fit); their count.  An
- * unreadable copy lists nothing; *gen gets the highest generation seen.
+ * lists, into @names (", " separated, as many as fit); their count.  Every
+ * entry is read, not only the first nr_regions: the count may be what is
+ * damaged.  An unreadable copy lists nothing; *gen gets the highest
+ * generation seen.
  */
 static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
 			 char *names, size_t len, u64 *gen)
 {
 	struct vc_space_hdr *h = copy;
-	u32 i, n, listed = 0;
+	u32 i, listed = 0;
 
 	if (space_io(dev, REQ_OP_READ, pos, copy, VC_SPACE_COPY_BYTES) ||
 	    le32_to_cpu(h->magic) != VC_SPACE_MAGIC)
 		return 0;
 	*gen = max(*gen, le64_to_cpu(h->generation));
-	n = min_t(u32, le32_to_cpu(h->nr_regions), VC_SPACE_MAX_REGIONS);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < VC_SPACE_MAX_REGIONS; i++) {
 		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
 		size_t k, used = strlen(names);
 
