@@ -24,6 +24,6 @@
 builds tools/vcache-config
 "$RUN" --cards 2 --fw-opts '--serial VCDUPSERIAL' --card-size 1G \
 	--hdd-model hdd --hdd-bps $((16 << 20)) --hdd-iops 2000 \
-	--timeout 900 -- "$TESTS/57-kernel-review.guest"
+	--timeout 1200 -- "$TESTS/57-kernel-review.guest"
 vm_status "kernel-review: guest checks passed and kernel log clean" 0 $?
 t_done
