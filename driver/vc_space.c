@@ -107,15 +107,56 @@ static u32 copy_crc(void *copy)
 
 enum copy_verdict { COPY_EMPTY, COPY_BAD, COPY_OK };
 
+/* A region name as every writer makes them: printable, no blanks. */
+static bool entry_name_ok(const char *name)
+{
+	size_t i, n = strnlen(name, VC_SPACE_NAME_LEN);
+
+	if (!n || n == VC_SPACE_NAME_LEN)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isascii(name[i]) || !isgraph(name[i]))
+			return false;
+	return true;
+}
+
+/*
+ * A copy without its magic is no table only if nothing in it looks like
+ * one: our header's version and block size, or an entry with a name and
+ * an aligned length.  A table that lost its magic alone (a bit flip, a
+ * wiped word) would otherwise be taken for none, and the raw disk would
+ * grow over its regions, read-write; what a disk used otherwise before
+ * leaves there is not likely to look so.
+ */
+static bool looks_like_table(void *copy)
+{
+	struct vc_space_hdr *h = copy;
+	u32 i;
+
+	if (le16_to_cpu(h->version) == VC_SPACE_VERSION &&
+	    le16_to_cpu(h->block) == VC_SPACE_BLOCK)
+		return true;
+	for (i = 0; i < VC_SPACE_MAX_REGIONS; i++) {
+		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
+		u64 l = le64_to_cpu(e->len);
+
+		if (entry_name_ok(e->name) && l && IS_ALIGNED(l, VC_SPACE_ALIGN))
+			return true;
+	}
+	return false;
+}
+
 static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 				    const char **why)
 {
 	struct vc_space_hdr *h = copy;
 	u64 top = table_start(dev), prev_end = 0;
-	u32 i, n;
+	u32 i, j, n;
 
-	if (le32_to_cpu(h->magic) != VC_SPACE_MAGIC)
-		return COPY_EMPTY;
+	if (le32_to_cpu(h->magic) != VC_SPACE_MAGIC) {
+		*why = "magic";
+		return looks_like_table(copy) ? COPY_BAD : COPY_EMPTY;
+	}
 	*why = "checksum";
 	if (copy_crc(copy) != le32_to_cpu(h->crc))
 		return COPY_BAD;
@@ -135,9 +176,15 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
 		u64 s = le64_to_cpu(e->start), l = le64_to_cpu(e->len);
 
+		*why = "region-name";
+		if (!entry_name_ok(e->name))
+			return COPY_BAD;
+		for (j = 0; j < i; j++)
+			if (!strcmp(e->name, ((struct vc_space_entry *)
+					      (copy + VC_SPACE_BLOCK * (j + 1)))->name))
+				return COPY_BAD;
 		*why = "region-entry";
-		if (!e->name[0] || strnlen(e->name, sizeof(e->name)) ==
-		    sizeof(e->name) || !l || !IS_ALIGNED(s, VC_SPACE_ALIGN) ||
+		if (!l || !IS_ALIGNED(s, VC_SPACE_ALIGN) ||
 		    !IS_ALIGNED(l, VC_SPACE_ALIGN) || s < prev_end ||
 		    l > top || s > top - l ||
 		    le32_to_cpu(e->conf_len) > VC_SPACE_CONF_MAX)
@@ -191,6 +238,7 @@ int vcd_space_load(struct vcd_dev *dev)
 	enum copy_verdict va, vb;
 	void *a, *b;
 	int ra, rb, ret;
+	u64 ga, gb;
 
 	mutex_init(&dev->space_lock);
 	INIT_LIST_HEAD(&dev->regions);
@@ -225,9 +273,21 @@ int vcd_space_load(struct vcd_dev *dev)
 	if (rb)
 		why_b = "read-error";
 
-	if (va == COPY_OK && (vb != COPY_OK ||
-			      le64_to_cpu(space_hdr(dev)->generation) >=
-			      le64_to_cpu(((struct vc_space_hdr *)b)->generation))) {
+	ga = le64_to_cpu(space_hdr(dev)->generation);
+	gb = le64_to_cpu(((struct vc_space_hdr *)b)->generation);
+	if (va == COPY_OK && vb == COPY_OK && ga == gb &&
+	    memcmp(a, b, VC_SPACE_COPY_BYTES)) {
+		/*
+		 * Both valid, one generation, different tables: no writer
+		 * makes that (a change writes A, then B, the same bytes), and
+		 * neither can be trusted over the other.
+		 */
+		va = COPY_BAD;
+		vb = COPY_BAD;
+		why_a = "disagrees";
+		why_b = "disagrees";
+	}
+	if (va == COPY_OK && (vb != COPY_OK || ga >= gb)) {
 		dev->space_state = VCD_SPACE_OK;
 	} else if (vb == COPY_OK) {
 		memcpy(a, b, VC_SPACE_COPY_BYTES);
@@ -251,6 +311,14 @@ int vcd_space_load(struct vcd_dev *dev)
 			 dev->name, va != COPY_OK ? "A" : "B",
 			 (va != COPY_OK ? va : vb) == COPY_EMPTY ? "missing" :
 			 va != COPY_OK ? why_a : why_b);
+	else if (dev->space_state == VCD_SPACE_OK && ga != gb)
+		/* a change cut between its two writes (A first), or worse */
+		dev_warn(&dev->pdev->dev,
+			 "%s: card-space table: copy %s (generation %llu) is older than copy %s (%llu)%s; the next change rewrites it\n",
+			 dev->name, ga < gb ? "A" : "B", min(ga, gb),
+			 ga < gb ? "B" : "A", max(ga, gb),
+			 ga < gb ? ", which no table write leaves: copy B used" :
+			 "");
 	vfree(b);
 
 	set_capacity(dev->disk, raw_end(dev) >> SECTOR_SHIFT);
@@ -264,6 +332,11 @@ int vcd_space_load(struct vcd_dev *dev)
 			 dev->name, le64_to_cpu(space_hdr(dev)->generation),
 			 le32_to_cpu(space_hdr(dev)->nr_regions),
 			 raw_end(dev) >> 20);
+	else
+		/* said, for a card whose table was expected elsewhere (size) */
+		dev_info(&dev->pdev->dev,
+			 "%s: no card-space table at byte %llu: raw disk %llu MiB, no caches\n",
+			 dev->name, table_start(dev), raw_end(dev) >> 20);
 	return 0;
 }
 
@@ -901,11 +974,11 @@ u64 vcd_space_free(struct vcd_card *card)
 }
 
 /*
- * The names of the regions a damaged copy (magic present) at @pos still
- * lists, into @names (", " separated, as many as fit); their count.  Every
- * entry is read, not only the first nr_regions: the count may be what is
- * damaged.  An unreadable copy lists nothing; *gen gets the highest
- * generation seen.
+ * The names of the regions a damaged copy at @pos still lists (one with
+ * its magic, or one that lost it but looks like a table), into @names
+ * (", " separated, as many as fit); their count.  Every entry is read,
+ * not only the first nr_regions: the count may be what is damaged.  An
+ * unreadable copy lists nothing; *gen gets the highest generation seen.
  */
 static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
 			 char *names, size_t len, u64 *gen)
@@ -914,7 +987,8 @@ static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
 	u32 i, listed = 0;
 
 	if (space_io(dev, REQ_OP_READ, pos, copy, VC_SPACE_COPY_BYTES) ||
-	    le32_to_cpu(h->magic) != VC_SPACE_MAGIC)
+	    (le32_to_cpu(h->magic) != VC_SPACE_MAGIC &&
+	     !looks_like_table(copy)))
 		return 0;
 	*gen = max(*gen, le64_to_cpu(h->generation));
 	for (i = 0; i < VC_SPACE_MAX_REGIONS; i++) {

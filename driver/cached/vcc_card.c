@@ -97,7 +97,7 @@ static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
 	const struct vcc_conf_dev_disk *dev;
 	const __le64 *params;
 	struct vcc_conf_disk *b;
-	u32 crc, n, size, room;
+	u32 crc, n, size, room, refused = 0;
 	int i, err = -EUCLEAN;
 
 	if (len < sizeof(struct vcc_conf_disk_v1))
@@ -144,11 +144,16 @@ static int vcc_conf_decode(struct vcc_cache *c, const void *blob, u32 len)
 	 */
 	n = min3(le32_to_cpu(b->h.nr_params), room, (u32)VC_NR_PARAMS);
 	for (i = 0; i < n; i++)
-		vc_cache_set_param(c->engine, i, le64_to_cpu(params[i]));
+		if (vc_cache_set_param(c->engine, i, le64_to_cpu(params[i])))
+			refused++;
 	if (n) {
-		vc_cache_set_policy(c->engine, le32_to_cpu(b->h.policy));
-		vc_cache_set_mode(c->engine, le32_to_cpu(b->h.mode));
+		refused += !!vc_cache_set_policy(c->engine,
+						 le32_to_cpu(b->h.policy));
+		refused += !!vc_cache_set_mode(c->engine, le32_to_cpu(b->h.mode));
 	}
+	if (refused)
+		pr_warn("%s: %u setting(s) in the card's table refused (the engine's kept): see vcache-config show %s --all\n",
+			c->name, refused, c->name);
 	err = 0;
 out:
 	kfree(b);
