@@ -127,7 +127,10 @@ def mutate_table(img, r):
     copies = [0, 1] if c == 2 else [c]
     base = copies[0] * COPY
     nreg = u32(img, base + 12)
-    kind = r.randrange(14)
+    kind = r.randrange(17)
+    if kind == 16 and c == 2:
+        c = 1           # both copies a valid empty table is a real one
+        copies = [1]
     fix = r.random() < 0.8
     what = ""
     for cc in copies:
@@ -160,7 +163,8 @@ def mutate_table(img, r):
             p64(img, eo + 40, r.choice(BOUND64))
             what = "entry length"
         elif kind == 8:
-            name = r.choice([b"", b"x" * 32, b"\xff\xfe", b"a/b", b"..", b"fm"])
+            name = r.choice([b"", b"x" * 32, b"\xff\xfe", b"a/b", b"..", b"fm",
+                             b"a\nregion b", b"a b"])
             img[eo:eo + 32] = (name + bytes(32))[:32]
             what = "entry name"
         elif kind == 9:
@@ -190,12 +194,24 @@ def mutate_table(img, r):
         elif kind == 12:       # foreign: random bytes with the magic
             img[b + 4:b + COPY] = bytes(r.getrandbits(8) for _ in range(COPY - 4))
             what = "foreign content"
-        else:                  # a second entry overlapping the first
+        elif kind == 13:       # a second entry overlapping the first
+            same = r.random() < 0.5     # and of the same name
             if nreg >= 1:
                 img[eo + 4096:eo + 8192] = img[eo:eo + 4096]
-                img[eo + 4096] ^= 0x01
+                if not same:
+                    img[eo + 4096] ^= 0x01
                 p32(img, b + 12, nreg + 1)
-            what = "overlapping entries"
+            what = "overlapping entries" + (" of one name" if same else "")
+        elif kind == 14:       # the magic alone gone
+            p32(img, b, 0)
+            what = "magic wiped"
+        elif kind == 15:       # the count alone lowered
+            p32(img, b + 12, max(nreg - 1, 0))
+            what = "nr_regions lowered"
+        else:                  # a valid empty table of the same generation
+            img[b + 4096:b + COPY] = bytes(COPY - 4096)
+            p32(img, b + 12, 0)
+            what = "emptied, same generation"
         if fix:
             table_fix(img, cc)
     return f"table copy {'AB'[c] if c < 2 else 'A+B'}: {what}{' (crc fixed)' if fix else ''}"
