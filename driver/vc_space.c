@@ -305,13 +305,16 @@ int vcd_space_load(struct vcd_dev *dev)
 			dev->name, dev->space_why[0], dev->space_why[1]);
 	}
 	if (dev->space_state == VCD_SPACE_OK && (va != COPY_OK ||
-						 vb != COPY_OK))
+						 vb != COPY_OK)) {
+		enum copy_verdict v = va != COPY_OK ? va : vb;
+		const char *why = va != COPY_OK ? why_a : why_b;
+
 		dev_warn(&dev->pdev->dev,
-			 "%s: card-space table: copy %s is %s; the next change rewrites it\n",
+			 "%s: card-space table: copy %s %s%s%s; the next change rewrites it\n",
 			 dev->name, va != COPY_OK ? "A" : "B",
-			 (va != COPY_OK ? va : vb) == COPY_EMPTY ? "missing" :
-			 va != COPY_OK ? why_a : why_b);
-	else if (dev->space_state == VCD_SPACE_OK && ga != gb)
+			 v == COPY_EMPTY ? "missing" : "unusable (",
+			 v == COPY_EMPTY ? "" : why, v == COPY_EMPTY ? "" : ")");
+	} else if (dev->space_state == VCD_SPACE_OK && ga != gb)
 		/* a change cut between its two writes (A first), or worse */
 		dev_warn(&dev->pdev->dev,
 			 "%s: card-space table: copy %s (generation %llu) is older than copy %s (%llu)%s; the next change rewrites it\n",
