@@ -237,6 +237,7 @@ int vcd_space_load(struct vcd_dev *dev)
 	const char *why_a = "", *why_b = "";
 	enum copy_verdict va, vb;
 	void *a, *b;
+	bool b_more = false;
 	int ra, rb, ret;
 	u64 ga, gb;
 
@@ -279,15 +280,20 @@ int vcd_space_load(struct vcd_dev *dev)
 	    memcmp(a, b, VC_SPACE_COPY_BYTES)) {
 		/*
 		 * Both valid, one generation, different tables: no writer
-		 * makes that (a change writes A, then B, the same bytes), and
-		 * neither can be trusted over the other.
+		 * makes that (a change writes A, then B, the same bytes).
+		 * The copy listing more regions is used: one that lists fewer
+		 * would give a region's space, data and all, to the raw disk.
 		 */
-		va = COPY_BAD;
-		vb = COPY_BAD;
-		why_a = "disagrees";
-		why_b = "disagrees";
+		u32 na = le32_to_cpu(space_hdr(dev)->nr_regions);
+		u32 nb = le32_to_cpu(((struct vc_space_hdr *)b)->nr_regions);
+
+		b_more = nb > na;
+		dev_warn(&dev->pdev->dev,
+			 "%s: card-space table: copies A and B of generation %llu differ (%u and %u regions): copy %s used, the one listing more; the next change rewrites both\n",
+			 dev->name, ga, na, nb, b_more ? "B" : "A");
 	}
-	if (va == COPY_OK && (vb != COPY_OK || ga >= gb)) {
+	if (va == COPY_OK && (vb != COPY_OK || ga > gb ||
+			      (ga == gb && !b_more))) {
 		dev->space_state = VCD_SPACE_OK;
 	} else if (vb == COPY_OK) {
 		memcpy(a, b, VC_SPACE_COPY_BYTES);
