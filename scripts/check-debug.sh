@@ -157,6 +157,15 @@ for s in "$@"; do
 			f=$((f + 1))
 			kinds="${kinds:+$kinds, }stopped: $ran of $clean checks ran"
 		fi
+		# A run that never reached its guest (the runner's own error:
+		# a part not built, no VM) or whose guest ran no check at all
+		# is no pass, with or without a run to compare with.
+		guest=$(grep -E '^(not )?ok - ' "$log" |
+			grep -cv 'guest checks passed and kernel log clean')
+		if grep -q '^vm: error:' "$log" || [ "$guest" = 0 ]; then
+			f=$((f + 1))
+			kinds="${kinds:+$kinds, }no guest check ran"
+		fi
 		p=$((p - f < 0 ? 0 : p - f))
 	fi
 	pass=$((pass + p))
