@@ -37,10 +37,15 @@ static struct vcd_dev *card_dev(struct vcd_card *card)
 	return container_of(card, struct vcd_dev, card);
 }
 
+/* Entry @i of a copy of the table (in memory: dev->space, or one read). */
+static struct vc_space_entry *copy_ent(void *copy, int i)
+{
+	return copy + VC_SPACE_BLOCK * (i + 1);
+}
+
 static struct vc_space_entry *space_ent(struct vcd_dev *dev, int i)
 {
-	return (struct vc_space_entry *)(dev->space + VC_SPACE_BLOCK *
-					 (i + 1));
+	return copy_ent(dev->space, i);
 }
 
 static struct vc_space_hdr *space_hdr(struct vcd_dev *dev)
@@ -137,7 +142,7 @@ static bool looks_like_table(void *copy)
 	    le16_to_cpu(h->block) == VC_SPACE_BLOCK)
 		return true;
 	for (i = 0; i < VC_SPACE_MAX_REGIONS; i++) {
-		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
+		struct vc_space_entry *e = copy_ent(copy, i);
 		u64 l = le64_to_cpu(e->len);
 
 		if (entry_name_ok(e->name) && l && IS_ALIGNED(l, VC_SPACE_ALIGN))
@@ -173,15 +178,14 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 		return COPY_BAD;
 	/* entries are kept sorted by start, disjoint, below the table */
 	for (i = 0; i < n; i++) {
-		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
+		struct vc_space_entry *e = copy_ent(copy, i);
 		u64 s = le64_to_cpu(e->start), l = le64_to_cpu(e->len);
 
 		*why = "region-name";
 		if (!entry_name_ok(e->name))
 			return COPY_BAD;
 		for (j = 0; j < i; j++)
-			if (!strcmp(e->name, ((struct vc_space_entry *)
-					      (copy + VC_SPACE_BLOCK * (j + 1)))->name))
+			if (!strcmp(e->name, copy_ent(copy, j)->name))
 				return COPY_BAD;
 		*why = "region-entry";
 		if (!l || !IS_ALIGNED(s, VC_SPACE_ALIGN) ||
@@ -198,8 +202,7 @@ static enum copy_verdict check_copy(struct vcd_dev *dev, void *copy,
 	 */
 	*why = "unused-entry";
 	for (i = n; i < VC_SPACE_MAX_REGIONS; i++)
-		if (memchr_inv(copy + VC_SPACE_BLOCK * (i + 1), 0,
-			       VC_SPACE_BLOCK))
+		if (memchr_inv(copy_ent(copy, i), 0, VC_SPACE_BLOCK))
 			return COPY_BAD;
 	return COPY_OK;
 }
@@ -498,13 +501,6 @@ static int space_usable(struct vcd_dev *dev, char *err, size_t errlen)
 	return 0;
 }
 
-static bool valid_region_name(const char *name)
-{
-	size_t n = strnlen(name, VC_SPACE_NAME_LEN);
-
-	return n && n < VC_SPACE_NAME_LEN;
-}
-
 /* ------------------------------------------------------------ regions */
 
 static const struct block_device_operations vcd_region_ops = {
@@ -617,8 +613,10 @@ int vcd_region_create(struct vcd_card *card, const char *name, u64 len,
 	u64 start, largest;
 	int i, n, ret;
 
-	if (!valid_region_name(name)) {
-		snprintf(err, errlen, "bad region name");
+	/* as the load checks it: a name it refuses would damage the table */
+	if (!entry_name_ok(name)) {
+		snprintf(err, errlen, "bad region name (1-%d printable characters, no blanks)",
+			 VC_SPACE_NAME_LEN - 1);
 		return -EINVAL;
 	}
 	if (conf_len > VC_SPACE_CONF_MAX || !block_size ||
@@ -1001,14 +999,10 @@ static u32 damaged_lists(struct vcd_dev *dev, void *copy, u64 pos,
 		return 0;
 	*gen = max(*gen, le64_to_cpu(h->generation));
 	for (i = 0; i < VC_SPACE_MAX_REGIONS; i++) {
-		struct vc_space_entry *e = copy + VC_SPACE_BLOCK * (i + 1);
-		size_t k, used = strlen(names);
+		struct vc_space_entry *e = copy_ent(copy, i);
+		size_t used = strlen(names);
 
-		if (!valid_region_name(e->name))
-			continue;
-		for (k = 0; isascii(e->name[k]) && isgraph(e->name[k]); k++)
-			;
-		if (e->name[k])
+		if (!entry_name_ok(e->name))
 			continue;	/* garbage, not a name */
 		listed++;
 		if (!strstr(names, e->name) && used + strlen(e->name) + 3 < len)

@@ -101,7 +101,8 @@ bool vcd_devt_is_card(dev_t devt);
  * aborts and resets of the card), whose sector 0 is the region's first
  * byte; its owner submits bios to vcd_region_bdev().
  *
- * Regions are owned by name (the cache's name).  @conf is an opaque blob
+ * Regions are owned by name (the cache's name: 1 to 31 printable ASCII
+ * characters, no blanks, unique on the card).  @conf is an opaque blob
  * of the owner (its settings, the identities of its backing devices),
  * stored in the table and rewritten durably by vcd_region_set_conf().
  * The table is written with FUA before any of these calls return.

@@ -53,7 +53,7 @@ struct vc_space_hdr {
 	__le16 version;		/* VC_SPACE_VERSION */
 	__le16 block;		/* VC_SPACE_BLOCK */
 	__le32 crc;		/* of the whole copy, this field zero */
-	__le32 nr_regions;	/* entries in use (the first nr_regions) */
+	__le32 nr_regions;	/* entries in use (the first); the rest zero */
 	__le64 generation;	/* +1 per change; the higher copy wins */
 	__le64 capacity;	/* card bytes when written (a card that
 				 * shrank refuses the table) */
@@ -64,7 +64,7 @@ struct vc_space_hdr {
 
 /* Entry block: one region. */
 struct vc_space_entry {
-	char name[VC_SPACE_NAME_LEN];	/* NUL-terminated, unique */
+	char name[VC_SPACE_NAME_LEN];	/* unique, isgraph() ASCII, NUL */
 	__le64 start;		/* bytes, VC_SPACE_ALIGN aligned */
 	__le64 len;		/* bytes, VC_SPACE_ALIGN multiple */
 	__le32 block_size;	/* the owner's block size, bytes */

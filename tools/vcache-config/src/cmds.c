@@ -653,9 +653,10 @@ static unsigned int hp_in_time(const struct hp_state *hs)
 }
 
 /*
- * Wait for the first step to end, at most until the oldest step still in
- * time is due (for ever if @all and every step is late): steps past due
- * are said not to answer.  0 when something happened, -1 if nothing runs.
+ * Steps past due are said not to answer (and hp_wait() returns: room for
+ * the next device); else wait for the first step to end, at most until
+ * the oldest step still in time is due (for ever if every step is late).
+ * 0 when something happened, -1 if nothing runs.
  */
 static int hp_wait(struct hp_state *hs)
 {

@@ -83,39 +83,12 @@ long long vcc_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int vcc_job_wait(struct vcc_job *j, int ms)
+/* @j's child has answered (or ended): its result, then reap it. */
+static void job_collect(struct vcc_job *j)
 {
-	long long end = ms < 0 ? 0 : vcc_now_ms() + ms;
 	struct job_result res;
-	struct pollfd pfd;
 	ssize_t n;
 
-	if (j->fd < 0)
-		return 1;
-	pfd.fd = j->fd;
-	pfd.events = POLLIN;
-	for (;;) {
-		int left = ms < 0 ? -1 : (int)(end - vcc_now_ms());
-		int rc;
-
-		if (ms >= 0 && left < 0)
-			left = 0;
-		rc = poll(&pfd, 1, left);
-		if (rc > 0)
-			break;
-		if (rc == 0)
-			return 0;
-		if (errno != EINTR) {
-			/* the child may be stuck: let it be, reaped at exit */
-			vcc_fail(VCACHE_EXIT_FAIL, "%s: cannot wait for its worker: %s",
-				 j->what, strerror(errno));
-			job_done(j, -1);
-			close(j->fd);
-			j->fd = -1;
-			waitpid(j->pid, NULL, WNOHANG);
-			return 1;
-		}
-	}
 	do
 		n = read(j->fd, &res, sizeof(res));
 	while (n < 0 && errno == EINTR);
@@ -134,7 +107,6 @@ int vcc_job_wait(struct vcc_job *j, int ms)
 	j->fd = -1;
 	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	return 1;
 }
 
 int vcc_job_wait_any(struct vcc_job *jobs, unsigned int n, int ms)
@@ -161,14 +133,28 @@ int vcc_job_wait_any(struct vcc_job *jobs, unsigned int n, int ms)
 		rc = poll(pfd, k, left);
 		if (rc < 0 && errno == EINTR)
 			continue;
-		if (rc < 0)	/* cannot happen with valid fds: wait on one */
-			return vcc_job_wait(&jobs[0], ms) ? 0 : -1;
+		if (rc < 0) {
+			/* cannot happen with valid fds: the first one fails,
+			 * its child let be (reaped at exit) */
+			vcc_fail(VCACHE_EXIT_FAIL, "%s: cannot wait for its worker: %s",
+				 jobs[0].what, strerror(errno));
+			job_done(&jobs[0], -1);
+			close(jobs[0].fd);
+			jobs[0].fd = -1;
+			waitpid(jobs[0].pid, NULL, WNOHANG);
+			return 0;
+		}
 		if (rc == 0)
 			return -1;
 		for (i = 0; i < k; i++)
 			if (pfd[i].revents) {
-				vcc_job_wait(&jobs[i], -1);
+				job_collect(&jobs[i]);
 				return (int)i;
 			}
 	}
+}
+
+int vcc_job_wait(struct vcc_job *j, int ms)
+{
+	return vcc_job_wait_any(j, 1, ms) == 0;	/* done already: 0 too */
 }
