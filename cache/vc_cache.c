@@ -136,6 +136,7 @@ static void cache_free(struct vc_cache *c)
 	vc_map_free(c);
 	vc_large_free(c->md_started);
 	vc_large_free(c->md_flags);
+	vc_spin_lock_destroy(&c->rec_lock);
 	for (i = 0; i < VC_MD_LOCKS; i++)
 		vc_spin_lock_destroy(&c->md_lock[i]);
 	vc_spin_lock_destroy(&c->defer_lock);
@@ -161,6 +162,7 @@ static int cache_init(struct vc_cache *c)
 
 	vc_mutex_init(&c->ctl_mutex);
 	vc_mutex_init(&c->flush_mark_mutex);
+	vc_spin_lock_init(&c->rec_lock);
 	for (i = 0; i < VC_MD_LOCKS; i++)
 		vc_spin_lock_init(&c->md_lock[i]);
 	vc_spin_lock_init(&c->defer_lock);

@@ -75,6 +75,8 @@
  * LOCK ORDER (take left before right; never hold two of one kind):
  *
  *   ctl_mutex  ->  set->lock  ->  md_lock[i]  ->  defer_lock
+ *                  set->lock  ->  rec_lock  (a leaf: an out-of-place
+ *                                 write's switch of two records)
  *                  set->lock  ->  clean_lock  (parking a request:
  *                                 vc_clean_park(), the write throttle)
  *   commit_lock  (vc_commit.c) is taken alone, never with another
@@ -82,6 +84,11 @@
  *   ctl_mutex   (sleeping) control operations: mode/policy changes, attach,
  *               detach, flush start, shutdown.
  *   set->lock   the set's words/links/heads/ghost, its counters.
+ *   rec_lock    a record sector's build (build_rec_sector()) against the
+ *               switch of an out-of-place write (vc_write.c), which
+ *               changes two words of one sector: a sector built from one
+ *               old word and one new would name the block twice or not at
+ *               all.
  *   md_lock[i]  record units s with s % VC_MD_LOCKS == i: md_started,
  *               md_done, md_flags, and waiter bucket i.
  *   clean_lock  the cleaner's batch state (runs, in-flight count).
@@ -372,6 +379,7 @@ struct vc_cache {
 	u64 heads_total, ghost_total;
 
 	/* record units (indexed 0 .. md_units - 1) */
+	vc_spinlock_t rec_lock;	/* see LOCK ORDER */
 	vc_spinlock_t md_lock[VC_MD_LOCKS];
 	struct vc_md_waiter *md_waiters[VC_MD_LOCKS];
 	u16 *md_started;
@@ -548,11 +556,14 @@ struct vc_req {
 				 * data (lost if the write home fails) */
 	u8 home_first;		/* write_home_first: the cache copy is
 				 * intact (kept if the write home fails) */
+	u8 oop;			/* out of place: the new data goes to blk,
+				 * the dirty block it replaces is old_blk */
 	u8 superseded;		/* fill: a whole-block write took the block */
 	u8 waited;		/* write: counted in write_waits */
 	struct vc_req *fill_next;	/* fill: on its set's fills (set lock) */
 	u32 gen;		/* fills: set's byp_gen at start */
 	u32 blk;		/* cache block (when allocated/hit) */
+	u32 old_blk;		/* oop: the block holding the older data */
 	u64 key;
 	u64 sector;		/* backing sector of this piece */
 	u32 off;		/* byte offset inside the cache block */
@@ -578,6 +589,7 @@ u32 vc_lookup(struct vc_cache *c, struct vc_set *s, u64 key);
 void vc_hash_insert(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_hash_remove(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_lru_unlink(struct vc_cache *c, struct vc_set *s, u32 blk);
+void vc_lru_replace(struct vc_cache *c, struct vc_set *s, u32 old, u32 nw);
 void vc_lru_push_head(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk);
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk);

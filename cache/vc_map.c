@@ -241,6 +241,44 @@ void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk)
 	s->tail = i;
 }
 
+/*
+ * Block @nw takes @old's place in the replacement order, with its policy
+ * bits (queue, access count); @old goes to the main queue's tail, where
+ * free blocks wait.  Set lock held.
+ */
+void vc_lru_replace(struct vc_cache *c, struct vc_set *s, u32 old, u32 nw)
+{
+	u16 i = (u16)(nw - s->first), p, n;
+	u64 pol;
+	bool sm;
+
+	vc_lru_unlink(c, s, nw);
+	p = c->prev[old];
+	n = c->next[old];
+	pol = c->words[old] & B_POL_MASK;
+	sm = pol & B_SMALL;
+	c->prev[nw] = p;
+	c->next[nw] = n;
+	if (p != VC_NIL)
+		c->next[s->first + p] = i;
+	else if (sm)
+		s->shead = i;
+	else
+		s->head = i;
+	if (n != VC_NIL)
+		c->prev[s->first + n] = i;
+	else if (sm)
+		s->stail = i;
+	else
+		s->tail = i;
+	/* the small queue's count is unchanged: one block for another */
+	vc_store_u64(&c->words[nw], (c->words[nw] & ~B_POL_MASK) | pol);
+	vc_store_u64(&c->words[old], c->words[old] & ~B_POL_MASK);
+	c->prev[old] = VC_NIL;
+	c->next[old] = VC_NIL;
+	vc_lru_push_tail(c, s, old);
+}
+
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk)
 {
 	u64 w;

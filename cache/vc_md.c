@@ -103,11 +103,14 @@ static void build_rec_sector(struct vc_cache *c, u64 idx,
 
 	vc_memset(rs, 0, sizeof(*rs));
 	rs->index = vc_cpu_to_le32((u32)(c->md_start + idx));
+	/* one view of the sector: an out-of-place switch is two words */
+	vc_spin_lock(&c->rec_lock);
 	for (i = 0; i < VC_RECS_PER_SECTOR; i++) {
 		if (first + i >= c->nr_blocks)
 			break;
 		rs->rec[i] = vc_cpu_to_le64(rec_of_word(c, vc_word(c, (u32)(first + i))));
 	}
+	vc_spin_unlock(&c->rec_lock);
 	rs->crc = vc_cpu_to_le32(rec_crc(c, rs));
 }
 

@@ -298,6 +298,71 @@ static void fua_commit_end(struct vc_commit_waiter *cw, int err)
 	vc_req_done(r, 0);
 }
 
+static void write_home_first(struct vc_req *r);
+
+/*
+ * The new data of an out-of-place write (oop_take_locked()) is on the
+ * cache in r->blk.  The block takes the place of r->old_blk under one
+ * view of their record sector (rec_lock): the new block's record says
+ * DIRTY, the old one's is clear, in one sector write, so a power cut
+ * leaves the old mapping or the new, never both, never neither.  Until
+ * that record is durable the old block is a tombstone (not reused: its
+ * record still names its data), out of the hash: requests find the new
+ * block.  The record goes with the next commit (FUA: now), as a newly
+ * dirty block's does; a power cut before it brings the older version
+ * back, which a write not yet flushed allows.
+ *
+ * If the cache write failed, the older data is intact in r->old_blk: the
+ * new data goes home first (write_home_first()), and should that fail
+ * too, the write fails and the block keeps its older data, dirty.
+ */
+static void oop_write_end(struct vc_req *r, int err)
+{
+	struct vc_cache *c = r->c;
+	u32 nw = r->blk, old = r->old_blk;
+	struct vc_set *s = vc_set_of_blk(c, nw);
+	bool lazy = !r->fua && vc_param(c, VC_P_COMMIT_MS);
+	u64 w;
+
+	r->oop = 0;
+	if (err) {
+		vc_cache_write_failed(c, err, "cache write failed");
+		vc_spin_lock(&s->lock);
+		/* its record never said dirty: free again at once */
+		vc_block_set_word(c, s, nw, 0);
+		vc_lru_unlink(c, s, nw);
+		vc_lru_push_tail(c, s, nw);
+		vc_spin_unlock(&s->lock);
+		r->blk = old;
+		write_home_first(r);	/* @old stays BUSY for it */
+		return;
+	}
+	vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
+	r->newdirty = 1;
+	vc_spin_lock(&s->lock);
+	w = c->words[old];
+	vc_md_note_dirty(c, vc_md_unit_of(c, nw));
+	vc_spin_lock(&c->rec_lock);
+	vc_lru_replace(c, s, old, nw);
+	/* a flush waiting for the block waits for its new place (no count) */
+	vc_store_u64(&c->words[old], c->words[old] & ~B_FLUSHME);
+	vc_hash_remove(c, s, old);
+	vc_block_set_word(c, s, nw, (w & (B_KEY_MASK | B_EPOCH_MASK | B_FLUSHME)) |
+			  B_VALID | B_DIRTY | B_FLASHDIRTY | B_REDIRTY | B_BUSY);
+	vc_hash_insert(c, s, nw);
+	vc_block_set_word(c, s, old, (w & B_KEY_MASK) | B_FLASHDIRTY | B_BUSY |
+			  B_TOMB);
+	vc_spin_unlock(&c->rec_lock);
+	vc_spin_unlock(&s->lock);
+	if (!lazy) {
+		vc_md_mark(c, nw, &r->mdw, wb_md_end);
+		return;
+	}
+	vc_md_defer(c, nw);
+	vc_clear_bits(c, nw, B_BUSY);	/* and redrives */
+	vc_req_done(r, 0);
+}
+
 static void wb_write_end(struct vc_dev_io *io, int err)
 {
 	struct vc_req *r = io->private;
@@ -305,6 +370,10 @@ static void wb_write_end(struct vc_dev_io *io, int err)
 	struct vc_set *s;
 	u64 w;
 
+	if (r->oop) {
+		oop_write_end(r, err);
+		return;
+	}
 	if (err) {
 		vc_cache_write_failed(c, err, "cache write failed");
 		wb_fallback(r);
@@ -473,6 +542,56 @@ static void write_home_first(struct vc_req *r)
 		   r->sector, r->len, vc_req_src_buf(r), vc_req_src_off(r),
 		   home_first_end, r);
 	vc_dev_submit(&r->io[0]);
+}
+
+/*
+ * A whole-block write-back write over dirty block @blk (idle, not being
+ * written home) goes out of place when a block whose record shares @blk's
+ * record sector is free, or clean and idle (the least used is evicted):
+ * the in-place write it replaces put the block's older data at risk, and
+ * if that write and the fallback write home both failed (a card and a
+ * disk failing together) the older acknowledged data was lost
+ * (debug-kernel-findings 10).  Out of place, a failed write leaves what
+ * was there before.  Both blocks are BUSY until oop_write_end().  Set
+ * lock held; false if no such block (the write goes in place).
+ */
+static bool oop_take_locked(struct vc_cache *c, struct vc_set *s,
+			    struct vc_req *r, u32 blk)
+{
+	u32 lo = blk - blk % VC_RECS_PER_SECTOR, hi = lo + VC_RECS_PER_SECTOR;
+	u32 b, best = ~0u;
+
+	if (lo < s->first)
+		lo = s->first;
+	if (hi > s->first + s->ways)
+		hi = s->first + s->ways;
+	for (b = lo; b < hi; b++) {
+		u64 w = c->words[b];
+
+		if (b == blk || (w & (B_DIRTY | B_FLASHDIRTY | B_BUSY |
+				      B_CLEANING | B_READERS_MASK | B_TOMB)))
+			continue;
+		if (!(w & B_VALID)) {
+			best = b;
+			break;
+		}
+		if (best == ~0u || (w & B_FREQ_MASK) <
+				   (c->words[best] & B_FREQ_MASK))
+			best = b;
+	}
+	if (best == ~0u)
+		return false;
+	if (c->words[best] & B_VALID) {
+		vc_hash_remove(c, s, best);
+		vc_stat_add(VC_STAT(c, evictions), 1);
+	}
+	vc_block_set_word(c, s, best, B_BUSY);	/* no key: found by none */
+	vc_block_set_word(c, s, blk, c->words[blk] | B_BUSY);
+	vc_lru_touch(c, s, blk);
+	r->oop = 1;
+	r->old_blk = blk;
+	r->blk = best;
+	return true;
 }
 
 static void write_cache_wb(struct vc_req *r)
@@ -715,6 +834,12 @@ void vc_dispatch_write(struct vc_req *r)
 		if (m == VC_MODE_WB && byp < 0 && !(w & B_DIRTY) &&
 		    vc_dirty_over_high(c) && vc_throttle_write(c, r)) {
 			vc_spin_unlock(&s->lock);	/* slowed at the mark */
+			return;
+		}
+		if (m == VC_MODE_WB && byp < 0 && full && (w & B_DIRTY) &&
+		    !(w & B_CLEANING) && oop_take_locked(c, s, r, blk)) {
+			vc_spin_unlock(&s->lock);
+			write_cache_wb(r);
 			return;
 		}
 		if (m == VC_MODE_WB && byp < 0 &&

@@ -430,11 +430,77 @@ static void test_flush_home_only_when_needed(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * Overwrites of a dirty block go out of place (vc_write.c
+ * oop_take_locked()): the new data in another block, the two records
+ * switched in one sector write by the next commit.  A power cut before
+ * that commit brings back the older version (the new one was never
+ * flushed), after it the newer; never the disk's older data, never both
+ * records (a load would refuse the cache: "cached twice").  Many
+ * overwrites of a few blocks with flushes between keep one block each.
+ */
+static void test_oop_overwrite_across_power_cuts(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(50);
+	struct tenv t;
+	struct vc_stats s;
+	u32 i, b;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 7, 1);
+	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(t_write_pat(&t, 7, 1, 3, 0), 0);	/* lazy */
+	assert_int_equal(t_check_pat(&t, 7, 1, 3), 0);
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 1);
+	assert_int_equal(s.lost_blocks, 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 2), 0);	/* the flushed one */
+	/* flushed: the newer one */
+	assert_int_equal(t_write_pat(&t, 7, 1, 4, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 4), 0);
+	/* FUA: durable when acknowledged */
+	assert_int_equal(t_write_pat(&t, 7, 1, 5, VC_IO_FUA), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 5), 0);
+	/* the commit timer alone makes it durable too */
+	assert_int_equal(t_write_pat(&t, 7, 1, 6, 0), 0);
+	t_advance_ms(60);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 6), 0);
+	/* many overwrites of four blocks, a flush every third */
+	for (i = 0; i < 300; i++) {
+		b = 20 + i % 4;
+		assert_int_equal(t_write_pat(&t, b, 1, 100 + i, 0), 0);
+		if (i % 3 == 2)
+			assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	}
+	s = t_stats(&t);
+	assert_int_equal(s.dirty_blocks, 5);
+	assert_int_equal(s.lost_blocks, 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	for (b = 20; b < 24; b++)	/* the last write of each was flushed */
+		assert_int_equal(t_check_pat(&t, b, 1, 100 + 296 + (b - 20)), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 6), 0);
+	assert_int_equal(t_stats(&t).dirty_blocks, 5);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_home_only_when_needed),
 		cmocka_unit_test(test_failed_commit_record_requeued),
+		cmocka_unit_test(test_oop_overwrite_across_power_cuts),
 		cmocka_unit_test(test_record_write_without_md_write),
 		cmocka_unit_test(test_no_write_back_during_drain),
 		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),

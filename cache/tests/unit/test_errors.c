@@ -285,10 +285,10 @@ static void test_writeback_read_error_lost(void **st)
 /*
  * A full-block write over a dirty block whose cache copy and write home
  * both fail (debug-kernel-findings 10: the card's write errors while the
- * disk was flakey): the host write fails, not acknowledged, and the
- * block's older dirty data (on the flash, under a write that failed) is
- * lost: reads fail rather than serve the backing device's older data, the
- * loss is counted and logged, and a later whole-block write supersedes it.
+ * disk was flakey): the host write fails, not acknowledged, and the block
+ * keeps what was there before: the write went out of place (another
+ * block), so its failure left the older dirty data untouched.  Nothing is
+ * lost, the older data reads back, across a power cut too.
  */
 static void test_double_fault_over_dirty(void **st)
 {
@@ -297,8 +297,51 @@ static void test_double_fault_over_dirty(void **st)
 	struct t_inj fb = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
 	struct tenv t;
 	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
+	assert_int_equal(t_write_pat(&t, 9, 1, 3, 0), 0);	/* dirty too */
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, t_inject, &fc);
+	vc_memdev_set_fail(t.bm, t_inject, &fb);
+	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* not acked */
+	assert_int_equal(fc.hits, 1);
+	assert_true(fb.hits >= 1);
+	s = t_stats(&t);
+	assert_int_equal(s.cache_write_errors, 1);
+	assert_int_equal(s.lost_blocks, 0);
+	assert_int_equal(s.dirty_blocks, 2);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	t_run();
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);	/* what was there */
+	assert_int_equal(t_check_pat(&t, 9, 1, 3), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 3), 0);
+	assert_int_equal(t_check_pat(&t, 9, 1, 3), 0);
+	assert_int_equal(t_write_pat(&t, 4, 1, 7, 0), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 7), 0);
+	t_teardown(&t);
+}
+
+/*
+ * The same double fault under a partial write: part of a block is still
+ * written in place (going out of place would first read the rest from the
+ * cache), so the older dirty data is on the flash under a write that
+ * failed: the block is lost (reads fail rather than serve the backing
+ * device's older data), counted and logged, until written whole again.
+ */
+static void test_double_fault_partial_over_dirty(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct t_inj fc = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
+	struct t_inj fb = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct tenv t;
+	struct vc_stats s;
 	unsigned long logged;
-	char msg[256];
+	char msg[256], buf[512];
 
 	(void)st;
 	t_setup(&t, 64, 1024, false, &cfg);
@@ -308,7 +351,9 @@ static void test_double_fault_over_dirty(void **st)
 	vc_memdev_set_fail(t.cm, t_inject, &fc);
 	vc_memdev_set_fail(t.bm, t_inject, &fb);
 	logged = vc_posix_log_errors();
-	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* not acked */
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 4 * T_BSEC, sizeof(buf), buf),
+			 -EIO);					/* not acked */
 	s = t_stats(&t);
 	assert_int_equal(s.cache_write_errors, 1);
 	assert_int_equal(s.lost_blocks, 1);
@@ -329,6 +374,37 @@ static void test_double_fault_over_dirty(void **st)
 	/* the application writes the block again: readable */
 	assert_int_equal(t_write_pat(&t, 4, 1, 7, 0), 0);
 	assert_int_equal(t_check_pat(&t, 4, 1, 7), 0);
+	t_teardown(&t);
+}
+
+/*
+ * Out of place, the failed cache write alone: the new data goes home
+ * instead, the write succeeds, and the block's older version in the cache
+ * is dropped only once the new one is durable at home.
+ */
+static void test_oop_cache_write_fails(void **st)
+{
+	struct vc_cache_config cfg = e_cfg(VC_MODE_WB);
+	struct t_inj fc = { .op = VC_DEV_WRITE, .data_only = true, .left = 1, .err = -EIO };
+	struct tenv t;
+	struct vc_stats s;
+
+	(void)st;
+	t_setup(&t, 64, 1024, false, &cfg);
+	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, t_inject, &fc);
+	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(fc.hits, 1);
+	s = t_stats(&t);
+	assert_int_equal(s.lost_blocks, 0);
+	assert_int_equal(s.dirty_blocks, 0);
+	assert_int_equal(t_backing_has(&t, 4, 1, 5), 1);
+	assert_int_equal(t_check_pat(&t, 4, 1, 5), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 4, 1, 5), 0);
 	t_teardown(&t);
 }
 
@@ -375,6 +451,8 @@ int main(void)
 		cmocka_unit_test(test_cache_read_error_clean),
 		cmocka_unit_test(test_cache_read_error_dirty),
 		cmocka_unit_test(test_double_fault_over_dirty),
+		cmocka_unit_test(test_double_fault_partial_over_dirty),
+		cmocka_unit_test(test_oop_cache_write_fails),
 		cmocka_unit_test(test_cache_write_errors_degrade),
 		cmocka_unit_test(test_metadata_write_error),
 		cmocka_unit_test(test_backing_errors_propagate),
