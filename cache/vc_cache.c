@@ -1101,10 +1101,13 @@ static bool no_busy(void *arg)
 	struct vc_cache *c = arg;
 	u64 i;
 
-	for (i = 0; i < c->nr_blocks; i++)
-		if (vc_word(c, (u32)i) & (B_BUSY | B_READERS_MASK))
-			if (!(vc_word(c, (u32)i) & B_TOMB))
-				return false;
+	for (i = 0; i < c->nr_blocks; i++) {
+		u64 w = vc_word(c, (u32)i);
+
+		if ((w & (B_BUSY | B_READERS_MASK)) && !(w & B_TOMB) &&
+		    !vc_is_spare(w))
+			return false;
+	}
 	return vc_atomic_add_return(&c->md_inflight, 0) == 0 &&
 	       vc_commit_idle(c);
 }

@@ -141,6 +141,16 @@
  * marker goes once that record write is durable, stays if it fails.
  */
 #define B_UNLOSE		B_REDIRTY
+/*
+ * With TOMB alone (not LOST, not VALID): the block an out-of-place write
+ * left (vc_write.c); once its clear record is durable it becomes its
+ * record sector's spare.  A spare is BUSY | REDIRTY and nothing else (no
+ * key, not VALID): no request owns it and no victim search takes it; the
+ * next out-of-place write in its sector does.  RAM only (a load starts
+ * with none); never waited for as busy (no_busy()).
+ */
+#define B_OOP_OLD		B_REDIRTY
+#define B_SPARE			(B_BUSY | B_REDIRTY)
 #define B_FREQ_SHIFT		62		/* policy: 2-bit access count */
 #define B_FREQ_MASK		(3ULL << B_FREQ_SHIFT)
 #define B_FREQ_ONE		(1ULL << B_FREQ_SHIFT)
@@ -617,6 +627,12 @@ void vc_block_set_word(struct vc_cache *c, struct vc_set *s, u32 blk, u64 w);
 static inline u64 vc_word(struct vc_cache *c, u32 blk)
 {
 	return vc_load_u64(&c->words[blk]);
+}
+
+/* Is @w a record sector's spare (B_SPARE, policy bits aside)? */
+static inline bool vc_is_spare(u64 w)
+{
+	return (w & ~B_POL_MASK) == B_SPARE;
 }
 
 /* The record unit holding the record of block @blk. */

@@ -176,6 +176,31 @@ static void md_inflight_put(struct vc_cache *c)
  * undo), and the cache degrades.  A write that failed for lack of memory (-ENOMEM) is no device
  * error: its waiters keep waiting and it is retried shortly.
  */
+/*
+ * The block an out-of-place write left, its record clear: the spare of
+ * its record sector (vc_write.c), unless the sector has one already (two
+ * such writes within one commit): then a free block.  Set lock held.
+ */
+static void md_spare_or_free(struct vc_cache *c, struct vc_set *s, u32 blk)
+{
+	u32 lo = blk - blk % VC_RECS_PER_SECTOR, hi = lo + VC_RECS_PER_SECTOR;
+	u32 b;
+
+	if (lo < s->first)
+		lo = s->first;
+	if (hi > s->first + s->ways)
+		hi = s->first + s->ways;
+	for (b = lo; b < hi; b++)
+		if (vc_is_spare(c->words[b]))
+			break;
+	vc_block_set_word(c, s, blk, b < hi ? 0 : B_SPARE);
+	vc_lru_unlink(c, s, blk);
+	if (b < hi)
+		vc_lru_push_tail(c, s, blk);	/* free blocks wait there */
+	else
+		vc_lru_push_head(c, s, blk);
+}
+
 static void md_complete(struct vc_cache *c, struct md_write *mw, int err)
 {
 	u64 idx = mw->idx;
@@ -226,6 +251,11 @@ static void md_complete(struct vc_cache *c, struct md_write *mw, int err)
 			vc_block_set_word(c, s, blk,
 					  (wd & (B_KEY_MASK | B_TOMB | B_LOST)) |
 					  (c->version >= 3 ? B_FLASHDIRTY : 0));
+			tomb = true;
+		} else if ((wd & (B_TOMB | B_OOP_OLD)) == (B_TOMB | B_OOP_OLD) &&
+			   !err) {
+			/* an out-of-place write's old block: its sector's spare */
+			md_spare_or_free(c, s, blk);
 			tomb = true;
 		} else if ((wd & B_TOMB) && !err) {
 			vc_hash_remove(c, s, blk);	/* record cleared */

@@ -328,10 +328,8 @@ static void oop_write_end(struct vc_req *r, int err)
 	if (err) {
 		vc_cache_write_failed(c, err, "cache write failed");
 		vc_spin_lock(&s->lock);
-		/* its record never said dirty: free again at once */
-		vc_block_set_word(c, s, nw, 0);
-		vc_lru_unlink(c, s, nw);
-		vc_lru_push_tail(c, s, nw);
+		/* its record never said dirty: the sector's spare at once */
+		vc_block_set_word(c, s, nw, B_SPARE);
 		vc_spin_unlock(&s->lock);
 		r->blk = old;
 		write_home_first(r);	/* @old stays BUSY for it */
@@ -351,7 +349,7 @@ static void oop_write_end(struct vc_req *r, int err)
 			  B_VALID | B_DIRTY | B_FLASHDIRTY | B_REDIRTY | B_BUSY);
 	vc_hash_insert(c, s, nw);
 	vc_block_set_word(c, s, old, (w & B_KEY_MASK) | B_FLASHDIRTY | B_BUSY |
-			  B_TOMB);
+			  B_TOMB | B_OOP_OLD);
 	vc_spin_unlock(&c->rec_lock);
 	vc_spin_unlock(&s->lock);
 	if (!lazy) {
@@ -547,7 +545,9 @@ static void write_home_first(struct vc_req *r)
 /*
  * A whole-block write-back write over dirty block @blk (idle, not being
  * written home) goes out of place when a block whose record shares @blk's
- * record sector is free, or clean and idle (the least used is evicted):
+ * record sector is the sector's spare, free, or clean and idle (the least
+ * used is evicted, once: the block the write leaves becomes the sector's
+ * spare, B_SPARE, so later ones in the sector evict nothing):
  * the in-place write it replaces put the block's older data at risk, and
  * if that write and the fallback write home both failed (a card and a
  * disk failing together) the older acknowledged data was lost
@@ -559,7 +559,8 @@ static bool oop_take_locked(struct vc_cache *c, struct vc_set *s,
 			    struct vc_req *r, u32 blk)
 {
 	u32 lo = blk - blk % VC_RECS_PER_SECTOR, hi = lo + VC_RECS_PER_SECTOR;
-	u32 b, best = ~0u;
+	u32 b, best = ~0u, free = ~0u;
+	bool pending = false;
 
 	if (lo < s->first)
 		lo = s->first;
@@ -568,18 +569,25 @@ static bool oop_take_locked(struct vc_cache *c, struct vc_set *s,
 	for (b = lo; b < hi; b++) {
 		u64 w = c->words[b];
 
-		if (b == blk || (w & (B_DIRTY | B_FLASHDIRTY | B_BUSY |
-				      B_CLEANING | B_READERS_MASK | B_TOMB)))
-			continue;
-		if (!(w & B_VALID)) {
+		if (vc_is_spare(w)) {
 			best = b;
 			break;
 		}
-		if (best == ~0u || (w & B_FREQ_MASK) <
-				   (c->words[best] & B_FREQ_MASK))
+		if ((w & (B_TOMB | B_LOST | B_OOP_OLD)) == (B_TOMB | B_OOP_OLD))
+			pending = true;	/* a spare once its commit is done */
+		if (b == blk || (w & (B_DIRTY | B_FLASHDIRTY | B_BUSY |
+				      B_CLEANING | B_READERS_MASK | B_TOMB)))
+			continue;
+		if (!(w & B_VALID))
+			free = b;
+		else if (best == ~0u || (w & B_FREQ_MASK) <
+					(c->words[best] & B_FREQ_MASK))
 			best = b;
 	}
-	if (best == ~0u)
+	if (best == ~0u || !vc_is_spare(c->words[best]))
+		best = free != ~0u ? free : best;
+	/* evict for a spare only where none is on its way */
+	if (best == ~0u || ((c->words[best] & B_VALID) && pending))
 		return false;
 	if (c->words[best] & B_VALID) {
 		vc_hash_remove(c, s, best);
@@ -836,9 +844,12 @@ void vc_dispatch_write(struct vc_req *r)
 			vc_spin_unlock(&s->lock);	/* slowed at the mark */
 			return;
 		}
+		if (m == VC_MODE_WB && byp < 0 && full && (w & B_DIRTY))
+			vc_stat_add(VC_STAT(c, dirty_overwrites), 1);
 		if (m == VC_MODE_WB && byp < 0 && full && (w & B_DIRTY) &&
 		    !(w & B_CLEANING) && oop_take_locked(c, s, r, blk)) {
 			vc_spin_unlock(&s->lock);
+			vc_stat_add(VC_STAT(c, oop_writes), 1);
 			write_cache_wb(r);
 			return;
 		}

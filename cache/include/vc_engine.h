@@ -493,6 +493,8 @@ struct vc_stats {
 	u64 md_writes;				/* metadata sector writes */
 	u64 commits;				/* group commits run */
 	u64 cache_flushes;			/* FLUSH + PREFLUSH sent to it */
+	u64 dirty_overwrites;			/* whole-block writes over dirty */
+	u64 oop_writes;				/* of them, out of place */
 	u64 nr_blocks, valid_blocks, dirty_blocks;
 	u64 block_size;
 	u64 mem_bytes;				/* RAM used for metadata */

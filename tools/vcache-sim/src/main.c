@@ -651,7 +651,7 @@ int main(int argc, char **argv)
 			F(backing_read_ios); F(backing_write_ios);
 			F(backing_bytes_read); F(backing_bytes_written);
 			F(backing_flushes); F(cleaned_blocks);
-			F(cleaned_unknown); F(evictions); F(not_admitted); F(clean_watermark); F(clean_age);
+			F(cleaned_unknown); F(evictions); F(dirty_overwrites); F(oop_writes); F(not_admitted); F(clean_watermark); F(clean_age);
 			F(clean_idle); F(clean_demand); F(dirty_age_max_ns);
 			F(dirty_age_sum_ns); F(dirty_age_p99_ns);
 			F(dirty_at_end); F(dirty_oldest_at_end_ns);

@@ -1037,6 +1037,8 @@ int vs_replay(const struct vs_trace *t, const struct vs_cfg *c,
 	res->mem_bytes = st.mem_bytes;
 	res->evictions = st.evictions;
 	res->not_admitted = st.not_admitted;
+	res->dirty_overwrites = st.dirty_overwrites;
+	res->oop_writes = st.oop_writes;
 	rc = 0;
 out_cache:
 	/* nothing may be in flight when the cache is dropped */

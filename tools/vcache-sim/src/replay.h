@@ -102,6 +102,7 @@ struct vs_result {
 	uint64_t meta_millibytes_per_block;	/* RAM metadata, 1/1000 B */
 	uint64_t mem_bytes;		/* RAM metadata, total */
 	uint64_t evictions, not_admitted;
+	uint64_t dirty_overwrites, oop_writes;	/* of them out of place */
 	uint64_t cache_blocks;
 	uint64_t virtual_ns;		/* virtual time covered */
 	/* host latency (only with the timing model) */
