@@ -132,6 +132,8 @@ int vcc_stats_fill(struct vcc_cache *c, u64 *v)
 	v[VCACHE_S_OLDEST_DIRTY_AGE_NS] = st->oldest_dirty_age_ms * NSEC_PER_MSEC;
 	v[VCACHE_S_ELAPSED_NS] = st->elapsed_ns;
 	v[VCACHE_S_WB_RATE_BPS] = st->wb_rate_bps;
+	v[VCACHE_S_DIRTY_OVERWRITES] = st->dirty_overwrites;
+	v[VCACHE_S_OOP_WRITES] = st->oop_writes;
 	kfree(st);
 	return 0;
 }

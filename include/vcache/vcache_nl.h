@@ -438,7 +438,9 @@ enum vcache_param_attr {
 	X(WB_THROTTLED, wb_throttled)			\
 	X(WRITE_WAITS, write_waits)			\
 	X(FILLS_OVERTAKEN, fills_overtaken)		\
-	X(READAHEAD_BLOCKS, readahead_blocks)
+	X(READAHEAD_BLOCKS, readahead_blocks)		\
+	X(DIRTY_OVERWRITES, dirty_overwrites)		\
+	X(OOP_WRITES, oop_writes)
 
 /*
  * Per device (sent in each VCACHE_B_STATS too): READS, WRITES, FLUSHES,
@@ -458,6 +460,11 @@ enum vcache_param_attr {
  * read it from the backing device (the write did not wait for the disk).
  * READAHEAD_BLOCKS: blocks a read-miss fill read ahead into free cache
  * blocks (readahead_kib) and installed clean.
+ * DIRTY_OVERWRITES (cache only): whole-block write-back writes over a
+ * dirty block; OOP_WRITES: those of them written out of place (another
+ * cache block, the mapping switched by the next commit), so that a
+ * failed write leaves the block's older data; the rest were written in
+ * place (cache/API.md, "Durability rules").
  */
 
 #define VCACHE_S_ENUM_(e, n) VCACHE_S_##e,
