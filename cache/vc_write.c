@@ -339,7 +339,13 @@ static void oop_write_end(struct vc_req *r, int err)
 	r->newdirty = 1;
 	vc_spin_lock(&s->lock);
 	w = c->words[old];
-	vc_md_note_dirty(c, vc_md_unit_of(c, nw));
+	/*
+	 * The new record's data needs a cache flush before the record is
+	 * durable, unless it was written FUA (then the record write needs
+	 * no PREFLUSH for it: an O_DSYNC overwrite is two writes, not three)
+	 */
+	if (!r->fua)
+		vc_md_note_dirty(c, vc_md_unit_of(c, nw));
 	vc_spin_lock(&c->rec_lock);
 	vc_lru_replace(c, s, old, nw);
 	/* a flush waiting for the block waits for its new place (no count) */
