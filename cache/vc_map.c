@@ -243,8 +243,10 @@ void vc_lru_push_tail(struct vc_cache *c, struct vc_set *s, u32 blk)
 
 /*
  * Block @nw takes @old's place in the replacement order, with its policy
- * bits (queue, access count); @old goes to the main queue's tail, where
- * free blocks wait.  Set lock held.
+ * bits (queue, access count); @old goes to the main queue's head, away
+ * from the tail where free blocks wait (a block that cannot be reused
+ * there yet would hide them from S3-FIFO's victim search, which then
+ * evicts from the small queue).  Set lock held.
  */
 void vc_lru_replace(struct vc_cache *c, struct vc_set *s, u32 old, u32 nw)
 {
@@ -276,7 +278,7 @@ void vc_lru_replace(struct vc_cache *c, struct vc_set *s, u32 old, u32 nw)
 	vc_store_u64(&c->words[old], c->words[old] & ~B_POL_MASK);
 	c->prev[old] = VC_NIL;
 	c->next[old] = VC_NIL;
-	vc_lru_push_tail(c, s, old);
+	vc_lru_push_head(c, s, old);
 }
 
 void vc_lru_touch(struct vc_cache *c, struct vc_set *s, u32 blk)

@@ -328,15 +328,22 @@ static void oop_write_end(struct vc_req *r, int err)
 	if (err) {
 		vc_cache_write_failed(c, err, "cache write failed");
 		vc_spin_lock(&s->lock);
-		/* its record never said dirty: the sector's spare at once */
-		vc_block_set_word(c, s, nw, B_SPARE);
+		/* its record never said dirty: free again at once */
+		vc_block_set_word(c, s, nw, 0);
+		vc_lru_unlink(c, s, nw);
+		vc_lru_push_tail(c, s, nw);
 		vc_spin_unlock(&s->lock);
 		r->blk = old;
 		write_home_first(r);	/* @old stays BUSY for it */
 		return;
 	}
 	vc_stat_add(VC_STAT(c, flash_bytes_written), r->len);
-	r->newdirty = 1;
+	/*
+	 * Not newdirty: should the record write below fail, the new block
+	 * stands for the older acknowledged data too (the old block is a
+	 * tombstone now), so wb_fallback() sends it home FUA and marks it
+	 * lost if that fails, as for any block holding older dirty data.
+	 */
 	vc_spin_lock(&s->lock);
 	w = c->words[old];
 	/*

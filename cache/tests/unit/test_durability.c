@@ -495,12 +495,86 @@ static void test_oop_overwrite_across_power_cuts(void **st)
 	t_teardown(&t);
 }
 
+/*
+ * An out-of-place FUA overwrite whose record write fails: the new block
+ * stands for the older (flushed) data too, since the old one is a
+ * tombstone by then.  Its data must go home FUA (a power cut right after
+ * the acknowledgement finds it on the disk, not the disk's older data),
+ * and if that home write fails too the block is lost (EIO), never the
+ * disk's older data.  Both failed before the review of the change.
+ */
+static void test_oop_record_fails(void **st)
+{
+	struct vc_cache_config cfg = d_cfg(50);
+	struct t_inj fm = { .op = VC_DEV_WRITE, .meta_only = true, .left = 1,
+			  .err = -EIO };
+	struct t_inj fb = { .op = VC_DEV_WRITE, .left = -1, .err = -EIO };
+	struct tenv t;
+	int e;
+
+	(void)st;
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 7, 1);
+	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t.cm, t_inject, &fm);
+	assert_int_equal(t_write_pat(&t, 7, 1, 3, VC_IO_FUA), 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(fm.hits, 1);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 3), 0);
+	t_teardown(&t);
+
+	/* no group commit: a plain overwrite writes its record at once too */
+	cfg = d_cfg(0);
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 7, 1);
+	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	fm.left = 1;
+	fm.hits = 0;
+	vc_memdev_set_fail(t.cm, t_inject, &fm);
+	assert_int_equal(t_write_pat(&t, 7, 1, 3, 0), 0);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	assert_int_equal(fm.hits, 1);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	assert_int_equal(t_check_pat(&t, 7, 1, 3), 0);
+	t_teardown(&t);
+	cfg = d_cfg(50);
+
+	/* the same with the disk failing too: lost or the older, never v0 */
+	t_setup(&t, 1024, 4096, true, &cfg);
+	back_put(&t, 7, 1);
+	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
+	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	fm.left = 1;
+	fm.hits = 0;
+	vc_memdev_set_fail(t.cm, t_inject, &fm);
+	vc_memdev_set_fail(t.bm, t_inject, &fb);
+	assert_int_equal(t_write_pat(&t, 7, 1, 3, VC_IO_FUA), -EIO);
+	vc_memdev_set_fail(t.cm, NULL, NULL);
+	vc_memdev_set_fail(t.bm, NULL, NULL);
+	t_run();
+	e = t_check_pat(&t, 7, 1, 2);
+	assert_true(e == 0 || e == -EIO);
+	assert_int_not_equal(t_check_pat(&t, 7, 1, 1), 0);
+	t_crash(&t);
+	assert_int_equal(t_reload(&t), 0);
+	e = t_check_pat(&t, 7, 1, 2);
+	assert_true(e == 0 || e == -EIO);
+	assert_int_not_equal(t_check_pat(&t, 7, 1, 1), 0);
+	t_teardown(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_home_only_when_needed),
 		cmocka_unit_test(test_failed_commit_record_requeued),
 		cmocka_unit_test(test_oop_overwrite_across_power_cuts),
+		cmocka_unit_test(test_oop_record_fails),
 		cmocka_unit_test(test_record_write_without_md_write),
 		cmocka_unit_test(test_no_write_back_during_drain),
 		cmocka_unit_test(test_wt_over_flashdirty_failed_flush),
