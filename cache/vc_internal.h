@@ -629,6 +629,20 @@ static inline u64 vc_word(struct vc_cache *c, u32 blk)
 	return vc_load_u64(&c->words[blk]);
 }
 
+/*
+ * The blocks [*lo, *hi) of set @s whose records share block @blk's record
+ * sector (one 512-byte write switches them together).
+ */
+static inline void vc_rec_sector_blocks(const struct vc_set *s, u32 blk,
+					u32 *lo, u32 *hi)
+{
+	u32 first = blk - blk % VC_RECS_PER_SECTOR;
+
+	*lo = first > s->first ? first : s->first;
+	*hi = first + VC_RECS_PER_SECTOR < s->first + s->ways ?
+	      first + VC_RECS_PER_SECTOR : s->first + s->ways;
+}
+
 /* Is @w a record sector's spare (B_SPARE, policy bits aside)? */
 static inline bool vc_is_spare(u64 w)
 {

@@ -183,13 +183,9 @@ static void md_inflight_put(struct vc_cache *c)
  */
 static void md_spare_or_free(struct vc_cache *c, struct vc_set *s, u32 blk)
 {
-	u32 lo = blk - blk % VC_RECS_PER_SECTOR, hi = lo + VC_RECS_PER_SECTOR;
-	u32 b;
+	u32 lo, hi, b;
 
-	if (lo < s->first)
-		lo = s->first;
-	if (hi > s->first + s->ways)
-		hi = s->first + s->ways;
+	vc_rec_sector_blocks(s, blk, &lo, &hi);
 	for (b = lo; b < hi; b++)
 		if (vc_is_spare(c->words[b]))
 			break;

@@ -571,37 +571,36 @@ static void write_home_first(struct vc_req *r)
 static bool oop_take_locked(struct vc_cache *c, struct vc_set *s,
 			    struct vc_req *r, u32 blk)
 {
-	u32 lo = blk - blk % VC_RECS_PER_SECTOR, hi = lo + VC_RECS_PER_SECTOR;
-	u32 b, best = ~0u, free = ~0u;
+	u32 lo, hi, b, best, spare = ~0u, free = ~0u, clean = ~0u;
 	bool pending = false;
 
-	if (lo < s->first)
-		lo = s->first;
-	if (hi > s->first + s->ways)
-		hi = s->first + s->ways;
-	for (b = lo; b < hi; b++) {
+	vc_stat_add(VC_STAT(c, dirty_overwrites), 1);
+	if (c->words[blk] & B_CLEANING)
+		return false;	/* in place: the write re-dirties it */
+	vc_rec_sector_blocks(s, blk, &lo, &hi);
+	for (b = lo; b < hi && spare == ~0u; b++) {
 		u64 w = c->words[b];
 
-		if (vc_is_spare(w)) {
-			best = b;
-			break;
-		}
-		if ((w & (B_TOMB | B_LOST | B_OOP_OLD)) == (B_TOMB | B_OOP_OLD))
+		if (vc_is_spare(w))
+			spare = b;
+		else if ((w & (B_TOMB | B_LOST | B_OOP_OLD)) ==
+			 (B_TOMB | B_OOP_OLD))
 			pending = true;	/* a spare once its commit is done */
-		if (b == blk || (w & (B_DIRTY | B_FLASHDIRTY | B_BUSY |
-				      B_CLEANING | B_READERS_MASK | B_TOMB)))
+		else if (b == blk || (w & (B_DIRTY | B_FLASHDIRTY | B_BUSY |
+					   B_CLEANING | B_READERS_MASK | B_TOMB)))
 			continue;
-		if (!(w & B_VALID))
+		else if (!(w & B_VALID))
 			free = b;
-		else if (best == ~0u || (w & B_FREQ_MASK) <
-					(c->words[best] & B_FREQ_MASK))
-			best = b;
+		else if (clean == ~0u || (w & B_FREQ_MASK) <
+					 (c->words[clean] & B_FREQ_MASK))
+			clean = b;
 	}
-	if (best == ~0u || !vc_is_spare(c->words[best]))
-		best = free != ~0u ? free : best;
 	/* evict for a spare only where none is on its way */
-	if (best == ~0u || ((c->words[best] & B_VALID) && pending))
+	best = spare != ~0u ? spare : free != ~0u ? free :
+	       pending ? ~0u : clean;
+	if (best == ~0u)
 		return false;
+	vc_stat_add(VC_STAT(c, oop_writes), 1);
 	if (c->words[best] & B_VALID) {
 		vc_hash_remove(c, s, best);
 		vc_stat_add(VC_STAT(c, evictions), 1);
@@ -857,12 +856,9 @@ void vc_dispatch_write(struct vc_req *r)
 			vc_spin_unlock(&s->lock);	/* slowed at the mark */
 			return;
 		}
-		if (m == VC_MODE_WB && byp < 0 && full && (w & B_DIRTY))
-			vc_stat_add(VC_STAT(c, dirty_overwrites), 1);
 		if (m == VC_MODE_WB && byp < 0 && full && (w & B_DIRTY) &&
-		    !(w & B_CLEANING) && oop_take_locked(c, s, r, blk)) {
+		    oop_take_locked(c, s, r, blk)) {
 			vc_spin_unlock(&s->lock);
-			vc_stat_add(VC_STAT(c, oop_writes), 1);
 			write_cache_wb(r);
 			return;
 		}
