@@ -496,6 +496,18 @@ static void test_oop_overwrite_across_power_cuts(void **st)
 }
 
 /*
+ * A fresh cache (@cfg, volatile device caches) whose block 7 holds
+ * pattern 2, dirty and flushed, over pattern 1 on the backing device.
+ */
+static void oop_flushed_block(struct tenv *t, const struct vc_cache_config *cfg)
+{
+	t_setup(t, 1024, 4096, true, cfg);
+	back_put(t, 7, 1);
+	assert_int_equal(t_write_pat(t, 7, 1, 2, 0), 0);
+	assert_int_equal(t_io(t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+}
+
+/*
  * An out-of-place FUA overwrite whose record write fails: the new block
  * stands for the older (flushed) data too, since the old one is a
  * tombstone by then.  Its data must go home FUA (a power cut right after
@@ -513,10 +525,7 @@ static void test_oop_record_fails(void **st)
 	int e;
 
 	(void)st;
-	t_setup(&t, 1024, 4096, true, &cfg);
-	back_put(&t, 7, 1);
-	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
-	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	oop_flushed_block(&t, &cfg);
 	vc_memdev_set_fail(t.cm, t_inject, &fm);
 	assert_int_equal(t_write_pat(&t, 7, 1, 3, VC_IO_FUA), 0);
 	vc_memdev_set_fail(t.cm, NULL, NULL);
@@ -528,10 +537,7 @@ static void test_oop_record_fails(void **st)
 
 	/* no group commit: a plain overwrite writes its record at once too */
 	cfg = d_cfg(0);
-	t_setup(&t, 1024, 4096, true, &cfg);
-	back_put(&t, 7, 1);
-	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
-	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	oop_flushed_block(&t, &cfg);
 	fm.left = 1;
 	fm.hits = 0;
 	vc_memdev_set_fail(t.cm, t_inject, &fm);
@@ -545,10 +551,7 @@ static void test_oop_record_fails(void **st)
 	cfg = d_cfg(50);
 
 	/* the same with the disk failing too: lost or the older, never v0 */
-	t_setup(&t, 1024, 4096, true, &cfg);
-	back_put(&t, 7, 1);
-	assert_int_equal(t_write_pat(&t, 7, 1, 2, 0), 0);
-	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	oop_flushed_block(&t, &cfg);
 	fm.left = 1;
 	fm.hits = 0;
 	vc_memdev_set_fail(t.cm, t_inject, &fm);

@@ -283,6 +283,23 @@ static void test_writeback_read_error_lost(void **st)
 }
 
 /*
+ * A fresh write-back cache (@cfg) with blocks 4 and 9 dirty (pattern 3)
+ * and flushed, then the card's data writes failing as @fc says and the
+ * backing device's writes as @fb says.
+ */
+static void two_dirty_then_faults(struct tenv *t,
+				  const struct vc_cache_config *cfg,
+				  struct t_inj *fc, struct t_inj *fb)
+{
+	t_setup(t, 64, 1024, false, cfg);
+	assert_int_equal(t_write_pat(t, 4, 1, 3, 0), 0);	/* dirty */
+	assert_int_equal(t_write_pat(t, 9, 1, 3, 0), 0);	/* dirty too */
+	assert_int_equal(t_io(t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
+	vc_memdev_set_fail(t->cm, t_inject, fc);
+	vc_memdev_set_fail(t->bm, t_inject, fb);
+}
+
+/*
  * A full-block write over a dirty block whose cache copy and write home
  * both fail (debug-kernel-findings 10: the card's write errors while the
  * disk was flakey): the host write fails, not acknowledged, and the block
@@ -299,12 +316,7 @@ static void test_double_fault_over_dirty(void **st)
 	struct vc_stats s;
 
 	(void)st;
-	t_setup(&t, 64, 1024, false, &cfg);
-	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
-	assert_int_equal(t_write_pat(&t, 9, 1, 3, 0), 0);	/* dirty too */
-	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
-	vc_memdev_set_fail(t.cm, t_inject, &fc);
-	vc_memdev_set_fail(t.bm, t_inject, &fb);
+	two_dirty_then_faults(&t, &cfg, &fc, &fb);
 	assert_int_equal(t_write_pat(&t, 4, 1, 5, 0), -EIO);	/* not acked */
 	assert_int_equal(fc.hits, 1);
 	assert_true(fb.hits >= 1);
@@ -344,12 +356,7 @@ static void test_double_fault_partial_over_dirty(void **st)
 	char msg[256], buf[512];
 
 	(void)st;
-	t_setup(&t, 64, 1024, false, &cfg);
-	assert_int_equal(t_write_pat(&t, 4, 1, 3, 0), 0);	/* dirty */
-	assert_int_equal(t_write_pat(&t, 9, 1, 3, 0), 0);	/* dirty too */
-	assert_int_equal(t_io(&t, VC_OP_FLUSH, 0, 0, 0, NULL), 0);
-	vc_memdev_set_fail(t.cm, t_inject, &fc);
-	vc_memdev_set_fail(t.bm, t_inject, &fb);
+	two_dirty_then_faults(&t, &cfg, &fc, &fb);
 	logged = vc_posix_log_errors();
 	memset(buf, 0x5a, sizeof(buf));
 	assert_int_equal(t_io(&t, VC_OP_WRITE, 0, 4 * T_BSEC, sizeof(buf), buf),
